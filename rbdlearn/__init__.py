@@ -1,0 +1,16 @@
+"""rbdlearn: rigid-body dynamics algorithms, written to be read.
+
+Spatial vectors are in Featherstone's [angular; linear] order throughout; see the
+book's conventions appendix. Public functions take the model first.
+"""
+
+from . import joints, spatial
+from .joints import Fixed, Free, Prismatic, Revolute, Spherical
+from .kinematics import (body_accelerations, body_pose, body_velocities,
+                         forward_kinematics, jacobian, jdot_qdot, point_jacobian,
+                         point_velocity)
+from .model import (Model, floating_base, integrate_q, neutral_q, planar_chain,
+                    pointers, random_q, random_tree)
+from .rnea import rnea
+
+__version__ = "0.1.0"

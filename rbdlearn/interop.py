@@ -1,0 +1,157 @@
+"""Interoperability with Pinocchio, the reference implementation the tests compare against.
+
+Pinocchio orders spatial vectors [linear; angular] and stores quaternions as
+(x, y, z, w); a URDF "continuous" joint has nq = 2 there, (cos θ, sin θ). The
+functions below convert rbdlearn's q, v (and anything with v's layout:
+accelerations, joint forces) and per-body forces both ways, matching joints by
+name, so they also work with a Pinocchio model built from a URDF by Pinocchio.
+
+Pinocchio has no fixed joint: :func:`to_pinocchio` merges a body on a fixed
+joint into its nearest moving ancestor, and records every body as a Pinocchio
+frame named after ``model.body_names[i]``.
+"""
+
+import numpy as np
+
+from .joints import Fixed, Free, Prismatic, Revolute, Spherical
+from .spatial import inertia_params, plux_parts, to_angular_linear, to_linear_angular
+
+__all__ = ["to_pinocchio", "se3_from_X", "inertia_to_pin", "q_to_pin", "q_from_pin",
+           "v_to_pin", "v_from_pin", "fext_to_pin"]
+
+
+def _pin():
+    import pinocchio
+    return pinocchio
+
+
+def se3_from_X(X):
+    """The Pinocchio placement ``ᴬM_B`` of frame B in frame A, from ``ᴮX_A``."""
+    E, r = plux_parts(np.asarray(X, dtype=float))
+    return _pin().SE3(E.T.copy(), r.copy())
+
+
+def inertia_to_pin(I):
+    """A ``pinocchio.Inertia`` from a spatial inertia in [angular; linear] order."""
+    m, c, Ic = inertia_params(np.asarray(I, dtype=float))
+    return _pin().Inertia(m, c, Ic)
+
+
+def _joint_model(joint):
+    pin = _pin()
+    if isinstance(joint, Revolute):
+        return pin.JointModelRevoluteUnaligned(joint.axis)
+    if isinstance(joint, Prismatic):
+        return pin.JointModelPrismaticUnaligned(joint.axis)
+    if isinstance(joint, Spherical):
+        return pin.JointModelSpherical()
+    if isinstance(joint, Free):
+        return pin.JointModelFreeFlyer()
+    raise ValueError(f"no Pinocchio joint for {type(joint).__name__}")
+
+
+def to_pinocchio(model):
+    """The equivalent ``pinocchio.Model`` (same joint names, same q/v order up to
+    the conventions above, gravity copied)."""
+    pin = _pin()
+    pm = pin.Model()
+    pm.gravity = pin.Motion(to_linear_angular(np.asarray(model.gravity, dtype=float)))
+    # place[i] = (Pinocchio joint that carries body i, body i's placement in it)
+    place = [(0, pin.SE3.Identity())] + [None] * model.N
+    for i in range(1, model.N + 1):
+        jid, M_parent = place[model.parent[i]]
+        M_tree = M_parent * se3_from_X(model.Xtree[i])
+        joint = model.joints[i]
+        if isinstance(joint, Fixed):
+            place[i] = (jid, M_tree)
+        else:
+            jid = pm.addJoint(jid, _joint_model(joint), M_tree, model.names[i])
+            place[i] = (jid, pin.SE3.Identity())
+        pm.appendBodyToJoint(place[i][0], inertia_to_pin(model.I[i]), place[i][1])
+        pm.addFrame(pin.Frame(model.body_names[i], place[i][0], place[i][1],
+                              pin.FrameType.BODY))
+    return pm
+
+
+def _blocks(model, pmodel):
+    """For each moving body: (our q slice, our v slice, Pinocchio's idx_q, idx_v, nq)."""
+    out = []
+    for i in range(1, model.N + 1):
+        j = model.joints[i]
+        if j.nv == 0:
+            continue
+        if not pmodel.existJointName(model.names[i]):
+            raise ValueError(f"Pinocchio model has no joint named '{model.names[i]}'")
+        pj = pmodel.joints[pmodel.getJointId(model.names[i])]
+        if pj.nv != j.nv:
+            raise ValueError(f"joint '{model.names[i]}': nv {j.nv} here, {pj.nv} in Pinocchio")
+        out.append((j, model.q_slices[i], model.v_slices[i], pj.idx_q, pj.idx_v, pj.nq))
+    return out
+
+
+def _q_block(j, qi, pnq, to_pin):
+    if isinstance(j, (Revolute, Prismatic)):
+        if pnq == 2:                                  # Pinocchio's unbounded revolute
+            return np.array([np.cos(qi[0]), np.sin(qi[0])]) if to_pin else \
+                np.array([np.arctan2(qi[1], qi[0])])
+        return qi
+    if isinstance(j, Spherical):
+        return np.roll(qi, -1 if to_pin else 1)      # (w,x,y,z) <-> (x,y,z,w)
+    return np.concatenate([qi[:3], np.roll(qi[3:], -1 if to_pin else 1)])   # Free
+
+
+def q_to_pin(model, pmodel, q):
+    """rbdlearn configuration → Pinocchio configuration."""
+    qp = _pin().neutral(pmodel)
+    for j, qs, _, iq, _, pnq in _blocks(model, pmodel):
+        qp[iq:iq + pnq] = _q_block(j, np.asarray(q, dtype=float)[qs], pnq, True)
+    return qp
+
+
+def q_from_pin(model, pmodel, qp):
+    """Pinocchio configuration → rbdlearn configuration."""
+    q = np.zeros(model.nq)
+    for j, qs, _, iq, _, pnq in _blocks(model, pmodel):
+        q[qs] = _q_block(j, np.asarray(qp, dtype=float)[iq:iq + pnq], pnq, False)
+    return q
+
+
+def _v_convert(model, pmodel, v, to_pin):
+    v = np.asarray(v, dtype=float)
+    out = np.zeros(pmodel.nv if to_pin else model.nv)
+    for j, _, vs, _, iv, _ in _blocks(model, pmodel):
+        src = slice(vs.start, vs.stop) if to_pin else slice(iv, iv + j.nv)
+        dst = slice(iv, iv + j.nv) if to_pin else vs
+        # a free joint's block is a spatial vector: swap its halves
+        out[dst] = to_linear_angular(v[src]) if isinstance(j, Free) else v[src]
+    return out
+
+
+def v_to_pin(model, pmodel, v):
+    """rbdlearn velocity (or acceleration, or joint force) → Pinocchio's layout."""
+    return _v_convert(model, pmodel, v, True)
+
+
+def v_from_pin(model, pmodel, vp):
+    """Pinocchio velocity (or acceleration, or joint force) → rbdlearn's layout."""
+    return _v_convert(model, pmodel, vp, False)
+
+
+def fext_to_pin(model, pmodel, f_ext):
+    """Per-body external forces (body coordinates, [n; f]) → Pinocchio's per-joint
+    ``fext`` (joint coordinates, [f; n]), moving each force to the joint that
+    carries the body (through the body's frame placement)."""
+    pin = _pin()
+    fp = [pin.Force.Zero() for _ in range(pmodel.njoints)]
+    for i in range(1, model.N + 1):
+        if f_ext[i] is None:
+            continue
+        frame = pmodel.frames[pmodel.getFrameId(model.body_names[i])]
+        f = pin.Force(to_linear_angular(np.asarray(f_ext[i], dtype=float)))
+        fp[frame.parentJoint] += frame.placement.act(f)
+    return fp
+
+
+def force_from_pin(f):
+    """A ``pinocchio.Force`` (or [f; n] 6-vector) → [n; f] 6-vector."""
+    return to_angular_linear(np.asarray(getattr(f, "vector", f), dtype=float))

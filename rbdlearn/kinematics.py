@@ -1,0 +1,160 @@
+"""Forward kinematics, body velocities and accelerations, Jacobians and J̇q̇.
+
+All spatial quantities are in the [angular; linear] order. "local" means
+expressed in the body's own frame; "world" means expressed in the base frame
+(for a 6-D quantity: Plücker coordinates at the base origin).
+"""
+
+import numpy as np
+
+from .model import check_state
+from .spatial import cross_motion, inv_X, plux_parts, skew
+
+__all__ = ["joint_transforms", "forward_kinematics", "body_pose", "body_velocities",
+           "body_accelerations", "jacobian", "point_jacobian", "jdot_qdot",
+           "point_velocity"]
+
+_FRAMES = ("local", "world")
+
+
+def joint_transforms(model, q):
+    """``Xup[i] = XJ(q_i) Xtree[i]``: parent-to-body transforms (Xup[0] is None)."""
+    Xup = [None] * (model.N + 1)
+    for i in range(1, model.N + 1):
+        Xup[i] = model.joints[i].XJ(q[model.q_slices[i]]) @ model.Xtree[i]
+    return Xup
+
+
+def forward_kinematics(model, q):
+    """``X0[i] = ⁱX₀``: the transform from base to body-i coordinates (X0[0] = 1)."""
+    (q,) = check_state(model, q=q)
+    Xup = joint_transforms(model, q)
+    X0 = [np.eye(6)] + [None] * model.N
+    for i in range(1, model.N + 1):
+        X0[i] = Xup[i] @ X0[model.parent[i]]     # ⁱX₀ = ⁱX_λ(i) · λ(i)X₀
+    return X0
+
+
+def body_pose(X0_i):
+    """``(R, p)``: body orientation and origin in the base frame, from ``ⁱX₀``."""
+    E, r = plux_parts(X0_i)
+    return E.T, r
+
+
+def _velocities(model, q, qd, qdd=None):
+    """Shared forward pass: Xup, and body velocities / accelerations (no gravity)."""
+    Xup = joint_transforms(model, q)
+    v = [np.zeros(6)] + [None] * model.N
+    a = [np.zeros(6)] + [None] * model.N
+    for i in range(1, model.N + 1):
+        j, p = model.joints[i], model.parent[i]
+        qi, qdi = q[model.q_slices[i]], qd[model.v_slices[i]]
+        S = j.S(qi)
+        vJ = S @ qdi
+        v[i] = Xup[i] @ v[p] + vJ
+        if qdd is not None:
+            a[i] = (Xup[i] @ a[p] + S @ qdd[model.v_slices[i]] + j.cJ(qi, qdi)
+                    + cross_motion(v[i], vJ))
+    return Xup, v, a
+
+
+def body_velocities(model, q, qd):
+    """Spatial velocity of every body in its own coordinates (v[0] = 0)."""
+    q, qd = check_state(model, q=q, qd=qd)
+    return _velocities(model, q, qd)[1]
+
+
+def body_accelerations(model, q, qd, qdd):
+    """Spatial acceleration of every body in its own coordinates, gravity excluded."""
+    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
+    return _velocities(model, q, qd, qdd)[2]
+
+
+def _check_body(model, i):
+    if not (isinstance(i, (int, np.integer)) and 1 <= i <= model.N):
+        raise ValueError(f"body index must be an integer in 1..{model.N}, got {i!r}")
+
+
+def _check_frame(frame):
+    if frame not in _FRAMES:
+        raise ValueError(f"frame must be one of {_FRAMES}, got {frame!r}")
+
+
+def jacobian(model, q, i, frame="local"):
+    """The 6 x nv Jacobian J with ``v_i = J qd`` (body i's spatial velocity).
+
+    Column block of joint k (an ancestor of i) is ``ⁱX_k S_k`` in the local frame
+    and ``⁰X_k S_k`` in the world frame; other columns are zero.
+    """
+    _check_body(model, i)
+    _check_frame(frame)
+    (q,) = check_state(model, q=q)
+    X0 = forward_kinematics(model, q)
+    J = np.zeros((6, model.nv), dtype=q.dtype)
+    for k in model.ancestors(i):
+        Xk = inv_X(X0[k]) if frame == "world" else X0[i] @ inv_X(X0[k])
+        J[:, model.v_slices[k]] = Xk @ model.joints[k].S(q[model.q_slices[k]])
+    return J
+
+
+def _point_in(model, p):
+    p = np.asarray(p, dtype=float)
+    if p.shape != (3,) or not np.all(np.isfinite(p)):
+        raise ValueError(f"point must be a finite 3-vector in body coordinates, got {p!r}")
+    return p
+
+
+def point_jacobian(model, q, i, p, frame="world"):
+    """The 3 x nv Jacobian of the velocity of point ``p`` (body-i coordinates).
+
+    ``local``: the velocity in body-i coordinates, ``v_O + ω × p = v_O − p× ω``;
+    ``world``: the same vector rotated into base coordinates.
+    """
+    p = _point_in(model, p)
+    _check_frame(frame)
+    J = jacobian(model, q, i, "local")
+    Jp = J[3:] - skew(p) @ J[:3]
+    if frame == "local":
+        return Jp
+    R, _ = body_pose(forward_kinematics(model, q)[i])
+    return R @ Jp
+
+
+def point_velocity(model, q, qd, i, p, frame="world"):
+    """Velocity of the point ``p`` (body-i coordinates) of body i."""
+    p = _point_in(model, p)
+    _check_frame(frame)
+    v = body_velocities(model, q, qd)[i]
+    vp = v[3:] + np.cross(v[:3], p)
+    if frame == "local":
+        return vp
+    R, _ = body_pose(forward_kinematics(model, q)[i])
+    return R @ vp
+
+
+def jdot_qdot(model, q, qd, i, p=None, frame="local"):
+    """``J̇ qd``: the acceleration of body i (or of point p on it) when qdd = 0.
+
+    Body (p None): the spatial acceleration ``a_i`` at qdd = 0, in body or base
+    coordinates — in either set of coordinates d(J qd)/dt is the spatial
+    acceleration, because ``v_i × v_i = 0``.
+    Point (3-vector): for ``frame="world"`` the classical acceleration of the
+    point in base coordinates, ``R (a_O + ω̇×p + ω × v_p)`` at qdd = 0; for
+    ``frame="local"`` the derivative of the local point Jacobian, which is
+    ``a_O + ω̇×p`` (the term ``ω × v_p`` cancels against the rotating frame).
+    """
+    _check_body(model, i)
+    _check_frame(frame)
+    q, qd = check_state(model, q=q, qd=qd)
+    Xup, v, a = _velocities(model, q, qd, np.zeros(model.nv))
+    if p is None:
+        if frame == "local":
+            return a[i]
+        return inv_X(forward_kinematics(model, q)[i]) @ a[i]
+    p = _point_in(model, p)
+    ap = a[i][3:] + np.cross(a[i][:3], p)               # spatial acceleration at p
+    if frame == "local":
+        return ap
+    vp = v[i][3:] + np.cross(v[i][:3], p)
+    R, _ = body_pose(forward_kinematics(model, q)[i])
+    return R @ (ap + np.cross(v[i][:3], vp))

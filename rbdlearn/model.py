@@ -1,0 +1,337 @@
+"""The kinematic-tree model (Featherstone's parent-array form) and model builders.
+
+Bodies are numbered ``1..N`` with ``parent[i] < i``; body 0 is the fixed base.
+Every per-body list has length ``N + 1`` and holds ``None`` (or -1) at index 0.
+Body ``i`` carries the joint that connects it to ``parent[i]``:
+
+* ``Xtree[i]`` — Plücker transform from the parent's frame to the joint's
+  predecessor frame (fixed), so body i's transform from its parent is
+  ``Xup[i] = joints[i].XJ(q_i) @ Xtree[i]``;
+* ``I[i]``     — body i's spatial inertia in its own frame.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .joints import Fixed, Free, Prismatic, Revolute, Spherical
+from .spatial import exp_so3, mcI, plux
+
+__all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state",
+           "neutral_q", "random_q", "integrate_q",
+           "planar_chain", "random_tree", "floating_base", "GRAVITY"]
+
+GRAVITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -9.81])
+"""Default gravity: a spatial acceleration of 9.81 m/s² along −z of the base frame."""
+
+_JOINT_TYPES = (Revolute, Prismatic, Spherical, Free, Fixed)
+
+
+def _numeric(a):
+    return np.asarray(a).dtype != object
+
+
+def check_inertia(I, where, tol=1e-9):
+    """Raise ``ValueError`` naming ``where`` unless I is a physical spatial inertia.
+
+    Physical means: 6x6 and symmetric, mass m >= 0, the form
+    ``[Ic + m c×c×ᵀ, m c×; m c×ᵀ, m 1]``, and a rotational inertia Ic about the
+    centre of mass that is positive semi-definite with principal moments obeying
+    the triangle inequality (I1 + I2 >= I3).
+    """
+    I = np.asarray(I)
+    if I.shape != (6, 6):
+        raise ValueError(f"{where}: spatial inertia must be 6x6, got shape {I.shape}")
+    if not _numeric(I):
+        return
+    I = I.astype(float)
+    if not np.all(np.isfinite(I)):
+        raise ValueError(f"{where}: spatial inertia contains NaN or inf")
+    scale = max(1.0, np.abs(I).max())
+    if np.abs(I - I.T).max() > tol * scale:
+        raise ValueError(f"{where}: spatial inertia is not symmetric")
+    m = I[5, 5]
+    if m < 0:
+        raise ValueError(f"{where}: negative mass {m:g}")
+    if np.abs(I[3:, 3:] - m * np.eye(3)).max() > tol * scale:
+        raise ValueError(f"{where}: lower-right block of the spatial inertia must be m·1")
+    h = I[:3, 3:]          # m c×
+    if np.abs(h + h.T).max() > tol * scale:
+        raise ValueError(f"{where}: upper-right block of the spatial inertia must be m c× (skew)")
+    if m == 0:
+        if np.abs(h).max() > tol * scale:
+            raise ValueError(f"{where}: a massless body cannot have a first moment m·c")
+        Ic = I[:3, :3]
+    else:
+        Ic = I[:3, :3] - h @ h.T / m
+    lam = np.linalg.eigvalsh(Ic)
+    if lam[0] < -tol * scale:
+        raise ValueError(f"{where}: rotational inertia about the COM is not positive "
+                         f"semi-definite (principal moments {lam})")
+    if lam[0] + lam[1] < lam[2] - tol * scale:
+        raise ValueError(f"{where}: principal moments {lam} break the triangle "
+                         f"inequality I1 + I2 >= I3")
+
+
+@dataclass(eq=False)
+class Model:
+    """A kinematic tree; see the module docstring. Derived attributes: ``N``,
+    ``nq``, ``nv``, ``q_index``, ``v_index`` (where body i's joint starts in q
+    and v) and the matching slices ``q_slices``, ``v_slices``."""
+    parent: list
+    joints: list
+    Xtree: list
+    I: list
+    names: list = None          # joint names; names[0] = "base"
+    gravity: np.ndarray = field(default_factory=lambda: GRAVITY.copy())
+    body_names: list = None     # link names; body_names[0] = the base link
+
+    def __post_init__(self):
+        N = len(self.parent) - 1
+        if N < 0:
+            raise ValueError("model needs a parent array with at least the base entry")
+        if self.names is None:
+            self.names = ["base"] + [f"joint{i}" for i in range(1, N + 1)]
+        if self.body_names is None:
+            self.body_names = ["base"] + [f"body{i}" for i in range(1, N + 1)]
+        for attr in ("joints", "Xtree", "I", "names", "body_names"):
+            if len(getattr(self, attr)) != N + 1:
+                raise ValueError(f"model.{attr} has length {len(getattr(self, attr))}, "
+                                 f"expected N + 1 = {N + 1} (entry 0 is the base)")
+        self.parent = [int(p) for p in self.parent]
+        self.parent[0] = -1
+        if len(set(self.names)) != N + 1:
+            raise ValueError(f"joint names are not unique: {self.names}")
+        self.N = N
+        self.gravity = np.asarray(self.gravity)
+        if self.gravity.shape != (6,):
+            raise ValueError(f"model.gravity must be a spatial 6-vector, got shape "
+                             f"{self.gravity.shape}")
+        self.q_index, self.v_index = [0] * (N + 1), [0] * (N + 1)
+        self.q_slices, self.v_slices = [None] * (N + 1), [None] * (N + 1)
+        nq = nv = 0
+        for i in range(1, N + 1):
+            name = f"body {i} (joint '{self.names[i]}')"
+            if not 0 <= self.parent[i] < i:
+                raise ValueError(f"{name}: parent {self.parent[i]} is not in 0..{i - 1}; "
+                                 f"bodies must be numbered so that parent[i] < i")
+            if not isinstance(self.joints[i], _JOINT_TYPES):
+                raise ValueError(f"{name}: unknown joint type {type(self.joints[i]).__name__}")
+            X = np.asarray(self.Xtree[i])
+            if X.shape != (6, 6):
+                raise ValueError(f"{name}: Xtree must be 6x6, got shape {X.shape}")
+            if _numeric(X):
+                E = X[:3, :3].astype(float)
+                if not np.allclose(E @ E.T, np.eye(3), atol=1e-9) or np.linalg.det(E) < 0:
+                    raise ValueError(f"{name}: Xtree's rotation block is not a rotation")
+            self.Xtree[i] = X
+            check_inertia(self.I[i], name)
+            self.I[i] = np.asarray(self.I[i])
+            j = self.joints[i]
+            self.q_index[i], self.v_index[i] = nq, nv
+            self.q_slices[i] = slice(nq, nq + j.nq)
+            self.v_slices[i] = slice(nv, nv + j.nv)
+            nq, nv = nq + j.nq, nv + j.nv
+        self.nq, self.nv = nq, nv
+
+    def subtree(self, i):
+        """Bodies in the subtree rooted at body i (i included), in increasing order."""
+        inside = {i}
+        for k in range(i + 1, self.N + 1):
+            if self.parent[k] in inside:
+                inside.add(k)
+        return sorted(inside)
+
+    def ancestors(self, i):
+        """Bodies on the path from body i back to the base (i included, 0 excluded)."""
+        path = []
+        while i > 0:
+            path.append(i)
+            i = self.parent[i]
+        return path
+
+
+@dataclass
+class Pointers:
+    """The pointer view of a tree (Nakamura and Yamane): for each body its parent,
+    its first child and its next brother (sibling); -1 means none."""
+    parent: list
+    child: list
+    brother: list
+
+
+def pointers(model):
+    """The parent/child/brother pointer view of ``model``."""
+    n = model.N + 1
+    child, brother = [-1] * n, [-1] * n
+    for i in range(model.N, 0, -1):          # inserting in reverse keeps siblings in order
+        p = model.parent[i]
+        brother[i], child[p] = child[p], i
+    return Pointers(list(model.parent), child, brother)
+
+
+def check_state(model, **vectors):
+    """Check and convert q / qd / qdd / tau style vectors of ``model``.
+
+    Each keyword names a vector; the name decides its expected length (``q`` → nq,
+    anything else → nv). Returns the arrays in the order given. Numeric vectors
+    become float arrays; lists of sympy expressions become object arrays.
+    """
+    out = []
+    for name, x in vectors.items():
+        n = model.nq if name == "q" else model.nv
+        a = np.asarray(x)
+        if a.dtype != object:
+            if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
+                raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
+            a = a.astype(float)
+        if a.shape != (n,):
+            what = "nq" if name == "q" else "nv"
+            raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({what},)")
+        if a.dtype != object and not np.all(np.isfinite(a)):
+            bad = int(np.flatnonzero(~np.isfinite(a))[0])
+            raise ValueError(f"{name}[{bad}] is {a[bad]}")
+        if name == "q":
+            for i in range(1, model.N + 1):
+                model.joints[i].check_q(a[model.q_slices[i]],
+                                        f"q of joint '{model.names[i]}'")
+        out.append(a)
+    return out
+
+
+def check_forces(model, f_ext):
+    """``f_ext`` as a list of N+1 spatial forces (body coordinates; entry 0 ignored)."""
+    if f_ext is None:
+        return None
+    if isinstance(f_ext, dict):
+        f = [np.zeros(6)] * (model.N + 1)
+        for i, fi in f_ext.items():
+            if not 1 <= i <= model.N:
+                raise ValueError(f"f_ext names body {i}, but bodies are 1..{model.N}")
+            f[i] = fi
+        f_ext = f
+    if len(f_ext) != model.N + 1:
+        raise ValueError(f"f_ext has {len(f_ext)} entries, expected N + 1 = {model.N + 1} "
+                         f"(entry 0 for the base is ignored)")
+    out = [np.zeros(6)]
+    for i in range(1, model.N + 1):
+        fi = np.asarray(f_ext[i]) if f_ext[i] is not None else np.zeros(6)
+        if fi.shape != (6,):
+            raise ValueError(f"f_ext[{i}] has shape {fi.shape}, expected a spatial force (6,)")
+        if fi.dtype != object and not np.all(np.isfinite(fi)):
+            raise ValueError(f"f_ext[{i}] contains NaN or inf")
+        out.append(fi)
+    return out
+
+
+def neutral_q(model):
+    """The neutral configuration (zero angles, identity quaternions)."""
+    parts = [model.joints[i].neutral() for i in range(1, model.N + 1)]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def random_q(model, rng):
+    """A random valid configuration (``rng`` is a ``numpy.random.Generator``)."""
+    parts = [model.joints[i].random_q(rng) for i in range(1, model.N + 1)]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def integrate_q(model, q, v):
+    """``q ⊕ v``: the configuration reached by moving with velocity ``v`` for unit time."""
+    q, v = check_state(model, q=q, v=v)
+    parts = [model.joints[i].integrate(q[model.q_slices[i]], v[model.v_slices[i]])
+             for i in range(1, model.N + 1)]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _per_body(value, n, what):
+    if np.ndim(value) == 0:
+        return [value] * n
+    if len(value) != n:
+        raise ValueError(f"{what} has {len(value)} entries, expected {n}")
+    return list(value)
+
+
+def planar_chain(n, length=1.0, mass=1.0, inertia=None, gravity=GRAVITY):
+    """An n-link planar arm moving in the y-z plane: revolute joints about x, links
+    along y at q = 0, each a uniform rod whose COM is at its middle.
+
+    ``length``, ``mass`` and ``inertia`` (moment about the COM around x; default
+    the thin-rod value m l²/12) are scalars or one value per link, and may be
+    sympy symbols for symbolic derivations.
+    """
+    if int(n) != n or n < 1:
+        raise ValueError(f"planar_chain needs n >= 1 links, got {n!r}")
+    L = _per_body(length, n, "length")
+    m = _per_body(mass, n, "mass")
+    Ic = _per_body(inertia, n, "inertia") if inertia is not None else [None] * n
+    joints, Xtree, I = [None], [None], [None]
+    for k in range(n):
+        Izz = m[k] * L[k] ** 2 / 12 if Ic[k] is None else Ic[k]
+        joints.append(Revolute([1.0, 0.0, 0.0]))
+        Xtree.append(plux(np.eye(3, dtype=int), [0, L[k - 1] if k else 0, 0]))
+        I.append(mcI(m[k], np.array([0, L[k] / 2, 0]), np.diag([Izz, 0, Izz])))
+    return Model(parent=list(range(-1, n)), joints=joints, Xtree=Xtree, I=I,
+                 names=["base"] + [f"joint{k + 1}" for k in range(n)],
+                 body_names=["base"] + [f"link{k + 1}" for k in range(n)],
+                 gravity=np.array(gravity))
+
+
+def _random_inertia(rng):
+    """A random physical inertia: a random mass, COM, and principal second moments."""
+    m = rng.uniform(0.5, 2.0)
+    second = rng.uniform(0.01, 0.1, 3) * m          # ∫x², ∫y², ∫z² about the COM
+    principal = second.sum() - second                # Ixx = ∫y² + ∫z², ...
+    R = exp_so3(rng.normal(size=3))
+    return mcI(m, rng.uniform(-0.3, 0.3, 3), R @ np.diag(principal) @ R.T)
+
+
+def _random_axis(rng):
+    if rng.random() < 0.3:
+        return np.eye(3)[rng.integers(3)] * rng.choice([-1.0, 1.0])
+    a = rng.normal(size=3)
+    return a / np.linalg.norm(a)
+
+
+def random_tree(n, seed=None, joint_types=("revolute", "prismatic", "spherical",
+                                            "free", "fixed"), p_chain=0.5):
+    """A random 3-D branching tree of ``n`` bodies with the given joint types.
+
+    Each body's parent is the previous body with probability ``p_chain`` and a
+    uniformly chosen earlier body otherwise. Joint types cycle through
+    ``joint_types`` in random order (so every type appears when n >= their count);
+    axes, tree transforms and inertias are random but physical.
+    """
+    rng = np.random.default_rng(seed)
+    makers = {"revolute": lambda: Revolute(_random_axis(rng)),
+              "prismatic": lambda: Prismatic(_random_axis(rng)),
+              "spherical": Spherical, "free": Free, "fixed": Fixed}
+    for t in joint_types:
+        if t not in makers:
+            raise ValueError(f"unknown joint type {t!r}; choose from {sorted(makers)}")
+    if int(n) != n or n < 1:
+        raise ValueError(f"random_tree needs n >= 1 bodies, got {n!r}")
+    kinds = [joint_types[k % len(joint_types)] for k in range(n)]
+    rng.shuffle(kinds)
+    parent, joints, Xtree, I = [-1], [None], [None], [None]
+    for i in range(1, n + 1):
+        parent.append(i - 1 if rng.random() < p_chain else int(rng.integers(0, i)))
+        joints.append(makers[kinds[i - 1]]())
+        Xtree.append(plux(exp_so3(rng.normal(size=3)).T, rng.uniform(-0.5, 0.5, 3)))
+        I.append(_random_inertia(rng))
+    return Model(parent=parent, joints=joints, Xtree=Xtree, I=I)
+
+
+def floating_base(model, inertia, name="root_joint", body_name="root"):
+    """A copy of ``model`` whose root is a free-floating body with spatial inertia
+    ``inertia``: a new body 1 joined to the world by a free joint, carrying every
+    body that was attached to the fixed base."""
+    check_inertia(inertia, f"floating base body '{body_name}'")
+    parent = [-1, 0] + [p + 1 if p > 0 else 1 for p in model.parent[1:]]
+    return Model(parent=parent,
+                 joints=[None, Free()] + model.joints[1:],
+                 Xtree=[None, np.eye(6)] + model.Xtree[1:],
+                 I=[None, np.asarray(inertia)] + model.I[1:],
+                 names=["base", name] + model.names[1:],
+                 body_names=[model.body_names[0], body_name] + model.body_names[1:],
+                 gravity=model.gravity.copy())

@@ -1,0 +1,52 @@
+"""Inverse dynamics by the recursive Newton–Euler algorithm (Chapter 1, seed 001).
+
+Outward pass (body velocities and accelerations, seed 001 "inverse dynamics"):
+    v_i = ⁱX_λ v_λ + S_i q̇_i                                   (RNEA-1)
+    a_i = ⁱX_λ a_λ + S_i q̈_i + c_J + v_i × S_i q̇_i            (RNEA-2)
+    f_i = I_i a_i + v_i ×* I_i v_i − f_i^ext                    (RNEA-3)
+Inward pass (joint forces):
+    τ_i = S_iᵀ f_i,      f_λ += ⁱX_λᵀ f_i                        (RNEA-4)
+Gravity enters as a fictitious acceleration of the base, a_0 = −g.
+"""
+
+import numpy as np
+
+from .kinematics import joint_transforms
+from .model import check_forces, check_state
+from .spatial import cross_force, cross_motion
+
+__all__ = ["rnea"]
+
+
+def rnea(model, q, qd, qdd, f_ext=None):
+    """Joint forces τ that produce accelerations ``qdd`` at state ``(q, qd)``.
+
+    ``f_ext``: optional external spatial forces, a list of N + 1 6-vectors (or a
+    dict {body: force}), each acting on body i and expressed in body i's
+    coordinates. Works on floats and on object arrays of sympy expressions.
+    """
+    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
+    f_ext = check_forces(model, f_ext)
+    N, parent = model.N, model.parent
+    Xup = joint_transforms(model, q)
+    v = [np.zeros(6)] + [None] * N
+    a = [-model.gravity] + [None] * N
+    f = [None] * (N + 1)
+    S = [None] * (N + 1)
+    for i in range(1, N + 1):
+        j, p = model.joints[i], parent[i]
+        qi, qdi = q[model.q_slices[i]], qd[model.v_slices[i]]
+        S[i] = j.S(qi)
+        vJ = S[i] @ qdi
+        v[i] = Xup[i] @ v[p] + vJ                                          # (RNEA-1)
+        a[i] = (Xup[i] @ a[p] + S[i] @ qdd[model.v_slices[i]] + j.cJ(qi, qdi)
+                + cross_motion(v[i], vJ))                                  # (RNEA-2)
+        f[i] = model.I[i] @ a[i] + cross_force(v[i], model.I[i] @ v[i])   # (RNEA-3)
+        if f_ext is not None:
+            f[i] = f[i] - f_ext[i]
+    tau = [None] * (N + 1)
+    for i in range(N, 0, -1):
+        tau[i] = S[i].T @ f[i]                                             # (RNEA-4)
+        if parent[i] > 0:
+            f[parent[i]] = f[parent[i]] + Xup[i].T @ f[i]
+    return np.concatenate(tau[1:]) if N else np.zeros(0)

@@ -1,0 +1,281 @@
+"""Spatial vector algebra in Featherstone's [angular; linear] order.
+
+A motion vector is ``v = [w; v_O]`` (angular velocity, velocity of the point at the
+origin O); a force vector is ``f = [n_O; f]`` (moment about O, resultant force).
+Their scalar product ``v @ f`` is power (Chapter 1, "motion and force spaces").
+
+Every function here accepts float arrays and numpy object arrays of sympy
+expressions, so the book can derive equations symbolically with the same code.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "skew", "unskew", "rotx", "roty", "rotz", "exp_so3", "log_so3",
+    "quat_to_rot", "rot_to_quat", "quat_mul", "quat_exp",
+    "plux", "plux_parts", "inv_X", "force_X", "crm", "crf",
+    "cross_motion", "cross_force", "mcI", "inertia_params",
+    "to_linear_angular", "to_angular_linear", "cos_sin",
+]
+
+
+def _is_numeric(x):
+    return isinstance(x, numbers.Real)
+
+
+def cos_sin(theta):
+    """(cos θ, sin θ) for a float or a sympy expression."""
+    if _is_numeric(theta):
+        return math.cos(theta), math.sin(theta)
+    import sympy
+    return sympy.cos(theta), sympy.sin(theta)
+
+
+def _dtype(*arrays):
+    """float, or object when any input holds sympy expressions."""
+    for a in arrays:
+        if np.asarray(a).dtype == object:
+            return object
+    return float
+
+
+def skew(p):
+    """The 3x3 matrix ``p×`` with ``skew(p) @ u == cross(p, u)``."""
+    x, y, z = p
+    return np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]], dtype=_dtype(p))
+
+
+def unskew(S):
+    """The 3-vector of a skew-symmetric matrix (inverse of :func:`skew`)."""
+    return np.array([S[2, 1], S[0, 2], S[1, 0]])
+
+
+def rotx(theta):
+    """Rotation matrix of a frame turned by ``theta`` about x (active rotation)."""
+    c, s = cos_sin(theta)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]], dtype=_dtype([c]))
+
+
+def roty(theta):
+    """Rotation matrix of a frame turned by ``theta`` about y (active rotation)."""
+    c, s = cos_sin(theta)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]], dtype=_dtype([c]))
+
+
+def rotz(theta):
+    """Rotation matrix of a frame turned by ``theta`` about z (active rotation)."""
+    c, s = cos_sin(theta)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]], dtype=_dtype([c]))
+
+
+def exp_so3(w):
+    """Rodrigues' formula: the rotation by angle ``|w|`` about ``w/|w|``.
+
+    ``R = 1 + sin θ/θ (w×) + (1 − cos θ)/θ² (w×)²``; a Taylor series is used
+    for small θ so the result is exact to round-off near the identity.
+    """
+    w = np.asarray(w, dtype=float)
+    if w.shape != (3,):
+        raise ValueError(f"exp_so3 expects a 3-vector, got shape {w.shape}")
+    th2 = float(w @ w)
+    th = math.sqrt(th2)
+    if th < 1e-6:
+        a = 1.0 - th2 / 6.0
+        b = 0.5 - th2 / 24.0
+    else:
+        a = math.sin(th) / th
+        b = (1.0 - math.cos(th)) / th2
+    W = skew(w)
+    return np.eye(3) + a * W + b * (W @ W)
+
+
+def log_so3(R):
+    """The rotation vector ``w`` with ``exp_so3(w) == R`` and ``|w| <= π``."""
+    R = np.asarray(R, dtype=float)
+    if R.shape != (3, 3):
+        raise ValueError(f"log_so3 expects a 3x3 matrix, got shape {R.shape}")
+    cos_th = min(1.0, max(-1.0, (np.trace(R) - 1.0) / 2.0))
+    th = math.acos(cos_th)
+    axial = unskew(R - R.T) / 2.0          # = sin θ · axis
+    if th < 1e-6:
+        return axial * (1.0 + th * th / 6.0)
+    if math.pi - th > 1e-4:
+        return axial * (th / math.sin(th))
+    # Near θ = π, sin θ → 0: the symmetric part is cos θ·1 + (1 − cos θ) a aᵀ.
+    aaT = ((R + R.T) / 2.0 - cos_th * np.eye(3)) / (1.0 - cos_th)
+    k = int(np.argmax(np.diag(aaT)))
+    a = aaT[:, k] / math.sqrt(aaT[k, k])
+    if a @ axial < 0:
+        a = -a
+    return a * th
+
+
+def quat_to_rot(quat):
+    """Rotation matrix of the unit quaternion ``(w, x, y, z)``."""
+    w, x, y, z = quat
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]],
+        dtype=_dtype(quat))
+
+
+def rot_to_quat(R):
+    """The unit quaternion ``(w, x, y, z)`` with ``w >= 0`` of a rotation matrix."""
+    w = log_so3(R)
+    q = quat_exp(w)
+    return q if q[0] >= 0 else -q
+
+
+def quat_mul(p, q):
+    """Hamilton product ``p ⊗ q`` of quaternions in (w, x, y, z) order."""
+    pw, px, py, pz = p
+    qw, qx, qy, qz = q
+    return np.array([
+        pw * qw - px * qx - py * qy - pz * qz,
+        pw * qx + px * qw + py * qz - pz * qy,
+        pw * qy - px * qz + py * qw + pz * qx,
+        pw * qz + px * qy - py * qx + pz * qw])
+
+
+def quat_exp(w):
+    """The unit quaternion of the rotation vector ``w``: ``(cos(θ/2), sin(θ/2) w/θ)``."""
+    w = np.asarray(w, dtype=float)
+    th = math.sqrt(float(w @ w))
+    # sin(θ/2)/θ, by its Taylor series near θ = 0
+    k = 0.5 - th * th / 48.0 if th < 1e-6 else math.sin(th / 2.0) / th
+    return np.array([math.cos(th / 2.0), k * w[0], k * w[1], k * w[2]])
+
+
+def plux(E, r=None):
+    """Plücker transform ``ᴮX_A = [E 0; −E r× E]`` (seed 001, "coordinate transform").
+
+    ``E`` rotates A-coordinates into B-coordinates and ``r`` is B's origin in
+    A-coordinates. For a frame B with orientation ``R`` in A, ``E = R.T``.
+    ``r=None`` means a pure rotation (B's origin is A's).
+    """
+    E = np.asarray(E)
+    X = np.zeros((6, 6), dtype=_dtype(E) if r is None else _dtype(E, r))
+    X[:3, :3] = E
+    X[3:, 3:] = E
+    if r is not None:
+        X[3:, :3] = -E @ skew(r)
+    return X
+
+
+def plux_parts(X):
+    """``(E, r)`` with ``plux(E, r) == X``."""
+    E = X[:3, :3]
+    r = unskew(-E.T @ X[3:, :3])
+    return E, r
+
+
+def inv_X(X):
+    """Inverse of a Plücker motion transform: ``[Eᵀ 0; (r×)Eᵀ Eᵀ]``, no matrix inversion."""
+    Xi = np.zeros_like(X)
+    Xi[:3, :3] = X[:3, :3].T
+    Xi[3:, 3:] = X[:3, :3].T
+    Xi[3:, :3] = X[3:, :3].T
+    return Xi
+
+
+def force_X(X):
+    """The force transform ``X⁻ᵀ = [E −E r×; 0 E]`` that goes with motion transform X."""
+    Xf = np.zeros_like(X)
+    Xf[:3, :3] = X[:3, :3]
+    Xf[3:, 3:] = X[:3, :3]
+    Xf[:3, 3:] = X[3:, :3]
+    return Xf
+
+
+def crm(v):
+    """Motion cross-product matrix ``v×`` (seed 001, "cross products")."""
+    w1, w2, w3, v1, v2, v3 = v
+    return np.array([
+        [0, -w3, w2, 0, 0, 0],
+        [w3, 0, -w1, 0, 0, 0],
+        [-w2, w1, 0, 0, 0, 0],
+        [0, -v3, v2, 0, -w3, w2],
+        [v3, 0, -v1, w3, 0, -w1],
+        [-v2, v1, 0, -w2, w1, 0]], dtype=_dtype(v))
+
+
+def crf(v):
+    """Force cross-product matrix ``v×* = −(v×)ᵀ``."""
+    return -crm(v).T
+
+
+def cross_motion(v, m):
+    """``v × m`` for motion vectors, without forming the 6x6 matrix."""
+    w1, w2, w3, v1, v2, v3 = v
+    a1, a2, a3, b1, b2, b3 = m
+    return np.array([
+        w2 * a3 - w3 * a2, w3 * a1 - w1 * a3, w1 * a2 - w2 * a1,
+        w2 * b3 - w3 * b2 + v2 * a3 - v3 * a2,
+        w3 * b1 - w1 * b3 + v3 * a1 - v1 * a3,
+        w1 * b2 - w2 * b1 + v1 * a2 - v2 * a1])
+
+
+def cross_force(v, f):
+    """``v ×* f`` for a motion vector v and force f, without forming the matrix."""
+    w1, w2, w3, v1, v2, v3 = v
+    n1, n2, n3, f1, f2, f3 = f
+    return np.array([
+        w2 * n3 - w3 * n2 + v2 * f3 - v3 * f2,
+        w3 * n1 - w1 * n3 + v3 * f1 - v1 * f3,
+        w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1,
+        w2 * f3 - w3 * f2, w3 * f1 - w1 * f3, w1 * f2 - w2 * f1])
+
+
+def mcI(m, c, Ic):
+    """Spatial inertia at the body origin from mass, COM ``c`` and inertia ``Ic`` about the COM.
+
+    ``I_O = [Ic + m c× c×ᵀ, m c×; m c×ᵀ, m 1]`` (seed 001, "inertia of a rigid body").
+    """
+    C = skew(c)
+    Ic = np.asarray(Ic)
+    I = np.zeros((6, 6), dtype=_dtype(Ic, c, [m]))
+    I[:3, :3] = Ic + m * C @ C.T
+    I[:3, 3:] = m * C
+    I[3:, :3] = m * C.T
+    I[3:, 3:] = m * np.eye(3)
+    return I
+
+
+def inertia_params(I):
+    """``(m, c, Ic)`` with ``mcI(m, c, Ic) == I`` (inverse of :func:`mcI`)."""
+    m = I[5, 5]
+    if _is_numeric(m) and m <= 0:
+        raise ValueError(f"spatial inertia has non-positive mass {m}")
+    C = I[:3, 3:] / m
+    c = unskew(C)
+    return m, c, I[:3, :3] - m * C @ C.T
+
+
+_SWAP = [3, 4, 5, 0, 1, 2]
+
+
+def _swap(a, operator):
+    a = np.asarray(a)
+    if a.shape[:1] != (6,) or a.ndim > 2 or (operator and a.shape != (6, 6)):
+        want = "a 6x6 matrix" if operator else "a 6-vector or a 6xn matrix"
+        raise ValueError(f"expected {want}, got shape {a.shape}")
+    return a[np.ix_(_SWAP, _SWAP)] if operator else a[_SWAP]
+
+
+def to_linear_angular(a, operator=False):
+    """[angular; linear] → [linear; angular] (seed 000 and Pinocchio order).
+
+    ``a`` is a 6-vector or a 6xn stack of vectors (e.g. a Jacobian): its rows are
+    swapped. With ``operator=True``, ``a`` is a 6x6 operator (an inertia, a
+    Plücker transform) and both its rows and columns are swapped.
+    """
+    return _swap(a, operator)
+
+
+def to_angular_linear(a, operator=False):
+    """[linear; angular] → [angular; linear] (this package's order); see :func:`to_linear_angular`."""
+    return _swap(a, operator)
