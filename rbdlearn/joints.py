@@ -57,6 +57,8 @@ class _Joint:
     """Shared behaviour: a constant motion subspace and a zero velocity-product term."""
 
     def S(self, q):
+        if np.asarray(q).dtype == object:
+            return _exact(self._S)[0]
         return self._S
 
     def cJ(self, q, qd):
@@ -87,13 +89,18 @@ class Revolute(_Joint):
         object.__setattr__(self, "axis", a)
         object.__setattr__(self, "_K", skew(a))
         object.__setattr__(self, "_K2", skew(a) @ skew(a))
+        # XJ(q) = B0 + sin q · B1 + cos q · B2, stacked as a 6x6x3 array (see XJ)
+        B = [plux(np.eye(3) + self._K2), plux(-self._K), plux(-self._K2)]
+        object.__setattr__(self, "_B", np.stack(B, axis=-1))
         object.__setattr__(self, "_S", np.concatenate([a, np.zeros(3)])[:, None])
 
     def XJ(self, q):
         # E = R(axis, q)ᵀ = 1 − sin q (a×) + (1 − cos q)(a×)²  (Rodrigues, transposed)
         c, s = cos_sin(q[0])
-        K, K2 = (self._K, self._K2) if isinstance(c, float) else _exact(self._K, self._K2)
-        return plux(np.eye(3, dtype=K.dtype) - s * K + (1 - c) * K2)
+        if isinstance(c, float):         # the same sum, in one array operation
+            return self._B @ np.array([1.0, s, c])
+        K, K2 = _exact(self._K, self._K2)
+        return plux(np.eye(3, dtype=object) - s * K + (1 - c) * K2)
 
 
 @dataclass(frozen=True, eq=False)

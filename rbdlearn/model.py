@@ -133,6 +133,9 @@ class Model:
             self.v_slices[i] = slice(nv, nv + j.nv)
             nq, nv = nq + j.nq, nv + j.nv
         self.nq, self.nv = nq, nv
+        # bodies whose joint configuration is constrained (a unit quaternion: nq > nv)
+        self.manifold_bodies = [i for i in range(1, N + 1)
+                                if self.joints[i].nq != self.joints[i].nv]
 
     def subtree(self, i):
         """Bodies in the subtree rooted at body i (i included), in increasing order."""
@@ -192,7 +195,7 @@ def check_state(model, **vectors):
             bad = int(np.flatnonzero(~np.isfinite(a))[0])
             raise ValueError(f"{name}[{bad}] is {a[bad]}")
         if name == "q":
-            for i in range(1, model.N + 1):
+            for i in model.manifold_bodies:
                 model.joints[i].check_q(a[model.q_slices[i]],
                                         f"q of joint '{model.names[i]}'")
         out.append(a)
@@ -265,11 +268,14 @@ def planar_chain(n, length=1.0, mass=1.0, inertia=None, gravity=GRAVITY):
     L = _per_body(length, n, "length")
     m = _per_body(mass, n, "mass")
     Ic = _per_body(inertia, n, "inertia") if inertia is not None else [None] * n
+    # object arrays when any parameter is symbolic, so that sympy results stay exact
+    dtype = np.asarray(L + m + [x for x in Ic if x is not None]).dtype
+    dtype = object if dtype == object else float
     joints, Xtree, I = [None], [None], [None]
     for k in range(n):
         Izz = m[k] * L[k] ** 2 / 12 if Ic[k] is None else Ic[k]
         joints.append(Revolute([1.0, 0.0, 0.0]))
-        Xtree.append(plux(np.eye(3, dtype=int), [0, L[k - 1] if k else 0, 0]))
+        Xtree.append(plux(np.eye(3, dtype=dtype), [0, L[k - 1] if k else 0, 0]))
         I.append(mcI(m[k], np.array([0, L[k] / 2, 0]), np.diag([Izz, 0, Izz])))
     return Model(parent=list(range(-1, n)), joints=joints, Xtree=Xtree, I=I,
                  names=["base"] + [f"joint{k + 1}" for k in range(n)],
