@@ -5,6 +5,7 @@ book's conventions appendix. Public functions take the model first.
 """
 
 from . import joints, spatial
+from . import urdf
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical
 from .kinematics import (body_accelerations, body_pose, body_velocities,
                          forward_kinematics, jacobian, jdot_qdot, point_jacobian,

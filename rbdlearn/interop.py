@@ -14,6 +14,7 @@ frame named after ``model.body_names[i]``.
 import numpy as np
 
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical
+from .model import check_forces
 from .spatial import inertia_params, plux_parts, to_angular_linear, to_linear_angular
 
 __all__ = ["to_pinocchio", "se3_from_X", "inertia_to_pin", "q_to_pin", "q_from_pin",
@@ -142,10 +143,11 @@ def fext_to_pin(model, pmodel, f_ext):
     ``fext`` (joint coordinates, [f; n]), moving each force to the joint that
     carries the body (through the body's frame placement)."""
     pin = _pin()
+    f_ext = check_forces(model, f_ext)      # a list or a {body: force} dict, as in rnea
     fp = [pin.Force.Zero() for _ in range(pmodel.njoints)]
+    if f_ext is None:
+        return fp
     for i in range(1, model.N + 1):
-        if f_ext[i] is None:
-            continue
         frame = pmodel.frames[pmodel.getFrameId(model.body_names[i])]
         f = pin.Force(to_linear_angular(np.asarray(f_ext[i], dtype=float)))
         fp[frame.parentJoint] += frame.placement.act(f)

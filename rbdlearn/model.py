@@ -10,6 +10,7 @@ Body ``i`` carries the joint that connects it to ``parent[i]``:
 * ``I[i]``     — body i's spatial inertia in its own frame.
 """
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,8 +101,11 @@ class Model:
                                  f"expected N + 1 = {N + 1} (entry 0 is the base)")
         self.parent = [int(p) for p in self.parent]
         self.parent[0] = -1
-        if len(set(self.names)) != N + 1:
-            raise ValueError(f"joint names are not unique: {self.names}")
+        for attr in ("names", "body_names"):
+            seen = getattr(self, attr)
+            dups = sorted({str(x) for x in seen if seen.count(x) > 1})
+            if dups:
+                raise ValueError(f"model.{attr}: duplicate names {dups}")
         self.N = N
         self.gravity = np.asarray(self.gravity)
         if self.gravity.shape != (6,):
@@ -173,6 +177,21 @@ def pointers(model):
     return Pointers(list(model.parent), child, brother)
 
 
+def _real_array(x, name):
+    """A float array, or an object array of real numbers and sympy expressions."""
+    a = np.asarray(x)
+    if a.dtype == object:
+        import sympy
+        for e in a.ravel():
+            if not isinstance(e, (numbers.Real, sympy.Expr)):
+                raise ValueError(f"{name} must hold real numbers or sympy expressions, "
+                                 f"got {e!r}")
+        return a
+    if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
+        raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    return a.astype(float)
+
+
 def check_state(model, **vectors):
     """Check and convert q / qd / qdd / tau style vectors of ``model``.
 
@@ -183,11 +202,7 @@ def check_state(model, **vectors):
     out = []
     for name, x in vectors.items():
         n = model.nq if name == "q" else model.nv
-        a = np.asarray(x)
-        if a.dtype != object:
-            if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
-                raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
-            a = a.astype(float)
+        a = _real_array(x, name)
         if a.shape != (n,):
             what = "nq" if name == "q" else "nv"
             raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({what},)")
@@ -218,7 +233,7 @@ def check_forces(model, f_ext):
                          f"(entry 0 for the base is ignored)")
     out = [np.zeros(6)]
     for i in range(1, model.N + 1):
-        fi = np.asarray(f_ext[i]) if f_ext[i] is not None else np.zeros(6)
+        fi = _real_array(f_ext[i], f"f_ext[{i}]") if f_ext[i] is not None else np.zeros(6)
         if fi.shape != (6,):
             raise ValueError(f"f_ext[{i}] has shape {fi.shape}, expected a spatial force (6,)")
         if fi.dtype != object and not np.all(np.isfinite(fi)):

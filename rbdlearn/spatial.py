@@ -98,8 +98,9 @@ def log_so3(R):
     if R.shape != (3, 3):
         raise ValueError(f"log_so3 expects a 3x3 matrix, got shape {R.shape}")
     cos_th = min(1.0, max(-1.0, (np.trace(R) - 1.0) / 2.0))
-    th = math.acos(cos_th)
     axial = unskew(R - R.T) / 2.0          # = sin θ · axis
+    # atan2, not acos: acos(cos θ) loses half the digits of θ near 0 and π
+    th = math.atan2(float(np.linalg.norm(axial)), cos_th)
     if th < 1e-6:
         return axial * (1.0 + th * th / 6.0)
     if math.pi - th > 1e-4:

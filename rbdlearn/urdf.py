@@ -1,0 +1,284 @@
+"""Build a :class:`~rbdlearn.model.Model` from a URDF robot description.
+
+Written from the URDF specification (http://wiki.ros.org/urdf/XML). What is read:
+
+* ``<link name>`` and its ``<inertial>``: ``<origin xyz rpy>``, ``<mass value>``
+  and ``<inertia ixx ixy ixz iyy iyz izz>`` — the rotational inertia about the
+  centre of mass, in the inertial frame (the link frame moved by the origin).
+  A link without ``<inertial>`` is massless.
+* ``<joint name type>`` with ``<parent link>``, ``<child link>``, ``<origin xyz
+  rpy>`` (the child frame in the parent link frame at q = 0; rpy are fixed-axis
+  roll, pitch, yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)``) and ``<axis xyz>``
+  (default x, in the child frame).
+
+Joint types: ``revolute`` and ``continuous`` become :class:`Revolute` (one
+angle: a continuous joint has nq = 1 here, unlike Pinocchio's (cos, sin) pair),
+``prismatic`` becomes :class:`Prismatic`, and a ``fixed`` joint welds its child
+link onto its parent: the child's inertia is added to the parent body and the
+child's own joints hang from the parent body through the fixed transform.
+``floating`` and ``planar`` joints are rejected. Mimic joints are read as
+independent joints (the ``<mimic>`` coupling is ignored), as are limits,
+dynamics, visual and collision elements.
+
+Bodies are numbered depth-first from the root link, the children of a link in
+the order of their joint names — the order Pinocchio's ``buildModelFromUrdf``
+uses, so both packages list the joints of a robot the same way. A fixed joint is
+visited in place, so the joints of a welded link come where the fixed joint
+sorts among its siblings. ``model.names[i]`` is the URDF name of body i's joint
+and ``model.body_names[i]`` the name of its link; entry 0 is ``"base"`` and the
+root link's name (``"universe"`` for a floating base, whose body 1 is the root).
+
+Inertias are checked: a negative mass, a rotational inertia that is not positive
+semi-definite or whose principal moments break the triangle inequality is an
+error naming the link, even where other parsers accept it (several published
+URDFs carry such placeholder values).
+"""
+
+import sysconfig
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+from .joints import Fixed, Prismatic, Revolute
+from .model import Model, check_inertia
+from .model import floating_base as _floating_base
+from .spatial import mcI, plux, rotx, roty, rotz
+
+__all__ = ["URDFError", "load", "loads", "rpy_to_rot", "example_robot_path"]
+
+_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+
+
+class URDFError(ValueError):
+    """A URDF that is malformed, or that describes something rbdlearn cannot model."""
+
+
+def rpy_to_rot(rpy):
+    """``R = Rz(yaw) Ry(pitch) Rx(roll)``: URDF's fixed-axis roll-pitch-yaw."""
+    roll, pitch, yaw = rpy
+    return rotz(yaw) @ roty(pitch) @ rotx(roll)
+
+
+def _name(el, k):
+    """The name of the k-th <link> or <joint> element (counting from 1)."""
+    name = el.get("name")
+    if not name:
+        raise URDFError(f"<{el.tag}> number {k} has no 'name' attribute")
+    return name
+
+
+def _attr(el, key, where):
+    value = el.get(key)
+    if value is None:
+        raise URDFError(f"{where}: <{el.tag}> has no '{key}' attribute")
+    return value
+
+
+def _numbers(el, key, n, where, default=None):
+    """The attribute ``key`` of ``el`` as n finite floats (``default`` when absent)."""
+    text = el.get(key) if el is not None else None
+    if text is None:
+        if default is None:
+            raise URDFError(f"{where}: <{el.tag}> has no '{key}' attribute")
+        return np.array(default, dtype=float)
+    try:
+        x = np.array([float(s) for s in text.split()])
+    except ValueError:
+        x = np.zeros(0)
+    if x.shape != (n,) or not np.all(np.isfinite(x)):
+        plural = "s" if n > 1 else ""
+        raise URDFError(f"{where}: <{el.tag} {key}='{text}'> needs {n} finite number{plural}")
+    return x
+
+
+def _origin(el, where):
+    """``(R, xyz)`` of the ``<origin>`` child of ``el`` (identity when absent)."""
+    o = el.find("origin")
+    if o is None:
+        return np.eye(3), np.zeros(3)
+    return (rpy_to_rot(_numbers(o, "rpy", 3, where, (0, 0, 0))),
+            _numbers(o, "xyz", 3, where, (0, 0, 0)))
+
+
+def _inertia(link, name):
+    """The link's spatial inertia in its own frame, checked to be physical."""
+    where = f"link '{name}' <inertial>"
+    inertial = link.find("inertial")
+    if inertial is None:
+        return np.zeros((6, 6))
+    R, c = _origin(inertial, where)
+    mass, inertia = inertial.find("mass"), inertial.find("inertia")
+    if mass is None or inertia is None:
+        raise URDFError(f"{where}: needs a <mass> and an <inertia> element")
+    m = _numbers(mass, "value", 1, where)[0]
+    ixx, ixy, ixz, iyy, iyz, izz = (_numbers(inertia, k, 1, where)[0]
+                                    for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+    Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    I = mcI(m, c, R @ Ic @ R.T)              # Ic rotated from the inertial into the link frame
+    try:
+        check_inertia(I, where)
+    except ValueError as e:
+        raise URDFError(str(e)) from None
+    return I
+
+
+def _joint(el, k):
+    """The k-th joint element as a dict of its name, type, links, origin transform, axis."""
+    name = _name(el, k)
+    where = f"joint '{name}'"
+    kind = _attr(el, "type", where)
+    if kind not in _JOINT_TYPES:
+        raise URDFError(f"{where}: unknown type '{kind}' (URDF types are "
+                        f"{', '.join(_JOINT_TYPES)})")
+    if kind in ("floating", "planar"):
+        raise URDFError(f"{where}: type '{kind}' is not supported")
+    links = {}
+    for role in ("parent", "child"):
+        tag = el.find(role)
+        if tag is None:
+            raise URDFError(f"{where}: has no <{role}> element")
+        links[role] = _attr(tag, "link", where)
+    R, xyz = _origin(el, where)
+    joint = {"name": name, "type": kind, **links, "X": plux(R.T, xyz)}
+    if kind != "fixed":
+        a = el.find("axis")
+        axis = np.array([1.0, 0.0, 0.0]) if a is None else _numbers(a, "xyz", 3, where, (1, 0, 0))
+        if np.linalg.norm(axis) < 1e-12:
+            raise URDFError(f"{where}: <axis xyz='{a.get('xyz')}'> is zero")
+        joint["joint"] = Prismatic(axis) if kind == "prismatic" else Revolute(axis)
+    return joint
+
+
+def _parse(xml):
+    """Links (name → element) and joints (list of dicts) of a URDF document."""
+    try:
+        robot = ET.fromstring(xml)
+    except ET.ParseError as e:
+        raise URDFError(f"URDF is not well-formed XML: {e}") from None
+    if robot.tag != "robot":
+        raise URDFError(f"URDF root element must be <robot>, got <{robot.tag}>")
+    links = {}
+    for k, el in enumerate(robot.findall("link"), 1):
+        name = _name(el, k)
+        if name in links:
+            raise URDFError(f"link '{name}' is defined twice")
+        links[name] = el
+    joints, seen = [], set()
+    for k, el in enumerate(robot.findall("joint"), 1):
+        j = _joint(el, k)
+        if j["name"] in seen:
+            raise URDFError(f"joint '{j['name']}' is defined twice")
+        seen.add(j["name"])
+        joints.append(j)
+    return links, joints
+
+
+def _root_and_children(links, joints):
+    """The root link, and for each link its child joints sorted by name."""
+    if not links:
+        raise URDFError("URDF has no <link>")
+    parent_joint, children = {}, {name: [] for name in links}
+    for j in joints:
+        for role in ("parent", "child"):
+            if j[role] not in links:
+                raise URDFError(f"joint '{j['name']}': {role} link '{j[role]}' is not defined")
+        if j["child"] in parent_joint:
+            raise URDFError(f"link '{j['child']}' has two parent joints, "
+                            f"'{parent_joint[j['child']]['name']}' and '{j['name']}'")
+        parent_joint[j["child"]] = j
+        children[j["parent"]].append(j)
+    roots = [name for name in links if name not in parent_joint]
+    if len(roots) > 1:
+        raise URDFError(f"URDF has several root links (links that are no joint's child): "
+                        f"{', '.join(repr(r) for r in roots)}; it must describe one tree")
+    # Every link has at most one parent joint, so a link that cannot be reached
+    # from the root lies below a cycle; walk up its parents to find it.
+    reached, stack = set(roots), list(roots)
+    while stack:
+        for j in children[stack.pop()]:
+            reached.add(j["child"])
+            stack.append(j["child"])
+    if len(reached) < len(links):
+        link = next(name for name in links if name not in reached)
+        path = []
+        while link not in path:
+            path.append(link)
+            link = parent_joint[link]["parent"]
+        cycle = path[path.index(link):]
+        names = [parent_joint[lk]["name"] for lk in cycle]
+        raise URDFError(f"{'' if roots else 'URDF has no root link: '}joints "
+                        f"{', '.join(repr(n) for n in names)} form a cycle through links "
+                        f"{', '.join(repr(lk) for lk in cycle)}; a URDF must be a tree")
+    for js in children.values():
+        js.sort(key=lambda j: j["name"])
+    return roots[0], children
+
+
+def loads(xml, floating_base=False):
+    """The :class:`Model` of a URDF document given as a string (or bytes).
+
+    With ``floating_base=True`` the root link becomes body 1 on a free joint
+    named ``"root_joint"`` and body 0, the world, is named ``"universe"`` (as in
+    Pinocchio); otherwise the root link is the fixed base, body 0, and its inertia
+    is dropped. Raises :class:`URDFError` naming the element on malformed input.
+    """
+    links, joints = _parse(xml)
+    root, children = _root_and_children(links, joints)
+    reserved = {"base", "root_joint"} if floating_base else {"base"}
+    for j in joints:
+        if j["name"] in reserved:
+            raise URDFError(f"joint '{j['name']}': the name is reserved for rbdlearn's "
+                            f"{'free root joint' if j['name'] == 'root_joint' else 'base'}")
+    if floating_base and "universe" in links:
+        raise URDFError("link 'universe': the name is reserved for the world body of a "
+                        "floating-base model")
+
+    parent, jts, Xtree, I = [-1], [None], [None], [_inertia(links[root], root)]
+    names, body_names = ["base"], ["universe" if floating_base else root]
+    # Depth-first walk. A stack entry is (joint, body it hangs from, ᶜX_body:
+    # the transform from that body's frame to the joint's child frame at q = 0).
+    stack = [(j, 0, j["X"]) for j in reversed(children[root])]
+    while stack:
+        j, b, X = stack.pop()
+        link = j["child"]
+        Ilink = _inertia(links[link], link)
+        if j["type"] == "fixed":
+            I[b] = I[b] + X.T @ Ilink @ X          # weld: ᵇI += ᶜXᵦᵀ ᶜI ᶜXᵦ
+            Xlink = X                              # the link frame, seen from body b
+        else:
+            parent.append(b)
+            jts.append(j["joint"])
+            Xtree.append(X)
+            I.append(Ilink)
+            names.append(j["name"])
+            body_names.append(link)
+            b, Xlink = len(parent) - 1, np.eye(6)
+        stack.extend((c, b, c["X"] @ Xlink) for c in reversed(children[link]))
+
+    base_inertia = I[0]
+    I[0] = None
+    model = Model(parent=parent, joints=jts, Xtree=Xtree, I=I, names=names,
+                  body_names=body_names)
+    if floating_base:
+        model = _floating_base(model, base_inertia, "root_joint", root)
+    return model
+
+
+def load(path, floating_base=False):
+    """The :class:`Model` of the URDF file at ``path``; see :func:`loads`."""
+    return loads(Path(path).read_bytes(), floating_base=floating_base)
+
+
+def example_robot_path(relative):
+    """Absolute path of a robot file shipped by the ``example-robot-data`` package,
+    e.g. ``example_robot_path("ur_description/urdf/ur5_robot.urdf")``."""
+    robots = (Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share"
+              / "example-robot-data" / "robots")
+    if not robots.is_dir():
+        raise FileNotFoundError(f"example-robot-data is not installed (no folder {robots}); "
+                                f"install it with `pip install example-robot-data`")
+    path = robots / relative
+    if not path.is_file():
+        raise FileNotFoundError(f"example-robot-data has no file '{relative}' in {robots}")
+    return str(path)
