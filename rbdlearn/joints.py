@@ -17,6 +17,7 @@ model gives, for its slice ``q`` of the configuration and ``qd`` of the velocity
 Quaternions are ``(w, x, y, z)``; see the conventions appendix of the book.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,7 +43,7 @@ def _unit_axis(axis, kind):
 def _check_unit_quat(quat, what):
     if quat.dtype == object:   # symbolic: the caller is responsible
         return
-    n = float(np.linalg.norm(quat))
+    n = math.sqrt(float(quat @ quat))
     if abs(n - 1.0) > UNIT_TOL:
         raise ValueError(f"{what} is not a unit quaternion (w, x, y, z): norm {n:.9g}")
 

@@ -180,6 +180,8 @@ def pointers(model):
 def _real_array(x, name):
     """A float array, or an object array of real numbers and sympy expressions."""
     a = np.asarray(x)
+    if a.dtype == np.float64:
+        return a
     if a.dtype == object:
         import sympy
         for e in a.ravel():

@@ -37,14 +37,20 @@ def cos_sin(theta):
 def _dtype(*arrays):
     """float, or object when any input holds sympy expressions."""
     for a in arrays:
-        if np.asarray(a).dtype == object:
+        if (a.dtype if isinstance(a, np.ndarray) else np.asarray(a).dtype) == object:
             return object
     return float
 
 
+def _scalars(a):
+    """The entries of a small vector as Python scalars (or sympy expressions):
+    scalar arithmetic on these is several times faster than on numpy scalars."""
+    return a.tolist() if isinstance(a, np.ndarray) else list(a)
+
+
 def skew(p):
     """The 3x3 matrix ``p×`` with ``skew(p) @ u == cross(p, u)``."""
-    x, y, z = p
+    x, y, z = _scalars(p)
     return np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]], dtype=_dtype(p))
 
 
@@ -116,7 +122,7 @@ def log_so3(R):
 
 def quat_to_rot(quat):
     """Rotation matrix of the unit quaternion ``(w, x, y, z)``."""
-    w, x, y, z = quat
+    w, x, y, z = _scalars(quat)
     return np.array([
         [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
@@ -194,7 +200,7 @@ def force_X(X):
 
 def crm(v):
     """Motion cross-product matrix ``v×`` (seed 001, "cross products")."""
-    w1, w2, w3, v1, v2, v3 = v
+    w1, w2, w3, v1, v2, v3 = _scalars(v)
     return np.array([
         [0, -w3, w2, 0, 0, 0],
         [w3, 0, -w1, 0, 0, 0],
@@ -211,9 +217,8 @@ def crf(v):
 
 def cross_motion(v, m):
     """``v × m`` for motion vectors, without forming the 6x6 matrix."""
-    # Python scalars: arithmetic on them is much faster than on numpy scalars.
-    w1, w2, w3, v1, v2, v3 = np.asarray(v).tolist()
-    a1, a2, a3, b1, b2, b3 = np.asarray(m).tolist()
+    w1, w2, w3, v1, v2, v3 = _scalars(v)
+    a1, a2, a3, b1, b2, b3 = _scalars(m)
     return np.array([
         w2 * a3 - w3 * a2, w3 * a1 - w1 * a3, w1 * a2 - w2 * a1,
         w2 * b3 - w3 * b2 + v2 * a3 - v3 * a2,
@@ -223,8 +228,8 @@ def cross_motion(v, m):
 
 def cross_force(v, f):
     """``v ×* f`` for a motion vector v and force f, without forming the matrix."""
-    w1, w2, w3, v1, v2, v3 = np.asarray(v).tolist()
-    n1, n2, n3, f1, f2, f3 = np.asarray(f).tolist()
+    w1, w2, w3, v1, v2, v3 = _scalars(v)
+    n1, n2, n3, f1, f2, f3 = _scalars(f)
     return np.array([
         w2 * n3 - w3 * n2 + v2 * f3 - v3 * f2,
         w3 * n1 - w1 * n3 + v3 * f1 - v1 * f3,

@@ -1,0 +1,217 @@
+"""Conversions between rbdlearn and Pinocchio (rbdlearn.interop)."""
+
+import numpy as np
+import pytest
+
+import rbdlearn as rbd
+from rbdlearn.joints import Fixed, Free, Revolute, Spherical
+from rbdlearn.spatial import inv_X, mcI, plux, rotx, roty, to_linear_angular
+
+pin = pytest.importorskip("pinocchio")
+from rbdlearn import interop  # noqa: E402
+
+
+def test_q_v_round_trips(tree):
+    model, pm = tree.model, tree.pm
+    rng = np.random.default_rng(tree.seed)
+    for _ in range(3):
+        q, v = rbd.random_q(model, rng), rng.normal(size=model.nv)
+        qp, vp = interop.q_to_pin(model, pm, q), interop.v_to_pin(model, pm, v)
+        assert qp.shape == (pm.nq,) and vp.shape == (pm.nv,)
+        np.testing.assert_array_equal(interop.q_from_pin(model, pm, qp), q)
+        np.testing.assert_array_equal(interop.v_from_pin(model, pm, vp), v)
+        # and the other way round
+        back = interop.q_to_pin(model, pm, interop.q_from_pin(model, pm, qp))
+        np.testing.assert_array_equal(back, qp)
+        back = interop.v_to_pin(model, pm, interop.v_from_pin(model, pm, vp))
+        np.testing.assert_array_equal(back, vp)
+    # the neutral configurations correspond
+    np.testing.assert_array_equal(interop.q_to_pin(model, pm, rbd.neutral_q(model)),
+                                  pin.neutral(pm))
+
+
+def test_block_layout_of_each_joint_type(tree):
+    model, pm = tree.model, tree.pm
+    rng = np.random.default_rng(0)
+    q, v = rbd.random_q(model, rng), rng.normal(size=model.nv)
+    qp, vp = interop.q_to_pin(model, pm, q), interop.v_to_pin(model, pm, v)
+    seen = set()
+    for i in range(1, model.N + 1):
+        j = model.joints[i]
+        if isinstance(j, Fixed):
+            assert not pm.existJointName(model.names[i])
+            continue
+        pj = pm.joints[pm.getJointId(model.names[i])]
+        qi, vi = q[model.q_slices[i]], v[model.v_slices[i]]
+        qpi, vpi = qp[pj.idx_q:pj.idx_q + pj.nq], vp[pj.idx_v:pj.idx_v + pj.nv]
+        if isinstance(j, Spherical):                      # (w,x,y,z) -> (x,y,z,w)
+            np.testing.assert_array_equal(qpi, [qi[1], qi[2], qi[3], qi[0]])
+            np.testing.assert_array_equal(vpi, vi)
+        elif isinstance(j, Free):                         # position first, then (x,y,z,w)
+            np.testing.assert_array_equal(qpi, np.concatenate([qi[:3], qi[4:], qi[3:4]]))
+            np.testing.assert_array_equal(vpi, np.concatenate([vi[3:], vi[:3]]))
+        else:
+            np.testing.assert_array_equal(qpi, qi)
+            np.testing.assert_array_equal(vpi, vi)
+        seen.add(type(j))
+    assert len(seen) == 4
+
+
+def test_to_pinocchio_structure(tree):
+    model, pm = tree.model, tree.pm
+    assert (pm.nq, pm.nv) == (model.nq, model.nv)
+    moving = [i for i in range(1, model.N + 1) if model.joints[i].nv > 0]
+    assert pm.njoints == len(moving) + 1
+    assert list(pm.names)[1:] == [model.names[i] for i in moving]
+    mass = [0.0] + [rbd.spatial.inertia_params(model.I[i])[0] for i in range(1, model.N + 1)]
+    assert sum(I.mass for I in pm.inertias) == pytest.approx(sum(mass), rel=1e-12)
+    # Pinocchio's total mass leaves out the universe, which carries the bodies welded to
+    # the base by fixed joints
+    welded = [0]
+    for i in range(1, model.N + 1):
+        if model.parent[i] in welded and isinstance(model.joints[i], Fixed):
+            welded.append(i)
+    assert pm.inertias[0].mass == pytest.approx(sum(mass[i] for i in welded), rel=1e-12, abs=0)
+    assert pin.computeTotalMass(pm) == pytest.approx(sum(mass) - pm.inertias[0].mass, rel=1e-12)
+    for name in model.body_names[1:]:
+        assert pm.existFrame(name)
+    np.testing.assert_allclose(pm.gravity.vector, [0, 0, -9.81, 0, 0, 0])
+
+
+def test_to_pinocchio_copies_gravity():
+    model = rbd.planar_chain(2, gravity=np.array([0.1, 0.2, 0.3, 1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(interop.to_pinocchio(model).gravity.vector,
+                                  [1.0, 2.0, 3.0, 0.1, 0.2, 0.3])
+
+
+def fixed_body_model():
+    """base ─(revolute about y)─ 1 ─(fixed, offset and turned)─ 2."""
+    return rbd.Model(parent=[-1, 0, 1], joints=[None, Revolute([0, 1, 0]), Fixed()],
+                     Xtree=[None, plux(np.eye(3), [0, 0, 1.0]),
+                            plux(rotx(0.4).T @ roty(-0.3).T, [0.5, -0.2, 0.3])],
+                     I=[None, mcI(1.0, np.array([0.1, 0, 0]), np.diag([0.1, 0.2, 0.2])),
+                        mcI(2.0, np.array([0, 0.2, 0]), np.diag([0.3, 0.2, 0.3]))],
+                     names=["base", "hinge", "weld"], body_names=["world", "arm", "tool"])
+
+
+def test_fext_to_pin_on_a_merged_fixed_body():
+    model = fixed_body_model()
+    pm = interop.to_pinocchio(model)
+    assert pm.njoints == 2 and pm.nv == 1
+    f = np.array([0.3, -0.2, 0.5, 1.0, 2.0, -3.0])           # on the tool, tool coordinates
+    fp = interop.fext_to_pin(model, pm, {2: f})
+    # by hand: the tool is fixed in body 1 by Xtree[2] = ²X₁, so its force in body-1
+    # (= joint) coordinates is ²X₁ᵀ f
+    np.testing.assert_allclose(fp[1].vector, to_linear_angular(model.Xtree[2].T @ f), atol=1e-14)
+    assert not fp[0].vector.any()
+    # list form gives the same, and the dynamics agree
+    fl = interop.fext_to_pin(model, pm, [None, None, f])
+    np.testing.assert_array_equal(fl[1].vector, fp[1].vector)
+    q, qd, qdd = np.array([0.7]), np.array([-1.2]), np.array([0.4])
+    tau = rbd.rnea(model, q, qd, qdd, {2: f})
+    tau_pin = pin.rnea(pm, pm.createData(), q, qd, qdd, fp)
+    np.testing.assert_allclose(tau, tau_pin, rtol=1e-12)
+    assert abs(tau[0] - rbd.rnea(model, q, qd, qdd)[0]) > 0.1
+    assert all(not x.vector.any() for x in interop.fext_to_pin(model, pm, None))
+
+
+def test_fext_to_pin_rejects_bad_forces():
+    model = fixed_body_model()
+    pm = interop.to_pinocchio(model)
+    with pytest.raises(ValueError, match=r"f_ext\[2\] has shape"):
+        interop.fext_to_pin(model, pm, {2: np.zeros(3)})
+    with pytest.raises(ValueError, match="f_ext has 2 entries"):
+        interop.fext_to_pin(model, pm, [None, None])
+
+
+def test_body_welded_to_the_base():
+    """base ─(fixed)─ 1 ─(revolute)─ 2: body 1 becomes part of Pinocchio's universe."""
+    model = rbd.Model(parent=[-1, 0, 1], joints=[None, Fixed(), Revolute([1, 0, 0])],
+                      Xtree=[None, plux(rotx(0.3).T, [0, 0, 0.5]), plux(np.eye(3), [0.2, 0, 0])],
+                      I=[None, mcI(3.0, np.zeros(3), np.eye(3)),
+                         mcI(1.0, np.array([0, 0.3, 0]), np.diag([0.1, 0.05, 0.1]))],
+                      names=["base", "mount", "pivot"], body_names=["world", "stand", "arm"])
+    pm = interop.to_pinocchio(model)
+    assert (pm.njoints, pm.nq, pm.nv) == (2, 1, 1)
+    assert pm.inertias[0].mass == pytest.approx(3.0)
+    assert pin.computeTotalMass(pm) == pytest.approx(1.0)
+    q, qd, qdd = np.array([0.4]), np.array([2.0]), np.array([-1.0])
+    f = {1: np.ones(6), 2: np.array([0.1, 0.2, 0.3, -1, 0, 1])}
+    tau_pin = pin.rnea(pm, pm.createData(), q, qd, qdd, interop.fext_to_pin(model, pm, f))
+    np.testing.assert_allclose(rbd.rnea(model, q, qd, qdd, f), tau_pin, rtol=1e-12)
+
+
+def test_inertia_to_pin():
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        m, c = rng.uniform(0.5, 2), rng.normal(size=3)
+        R = rbd.spatial.exp_so3(rng.normal(size=3))
+        Ic = R @ np.diag([0.2, 0.3, 0.4]) @ R.T
+        I = mcI(m, c, Ic)
+        Ip = interop.inertia_to_pin(I)
+        assert Ip.mass == pytest.approx(m)
+        np.testing.assert_allclose(Ip.lever, c, atol=1e-14)
+        np.testing.assert_allclose(Ip.inertia, Ic, atol=1e-13)
+        np.testing.assert_allclose(Ip.matrix(), to_linear_angular(I, operator=True), atol=1e-13)
+
+
+def test_se3_from_X():
+    rng = np.random.default_rng(4)
+    R, p = rbd.spatial.exp_so3(rng.normal(size=3)), rng.normal(size=3)
+    X = plux(R.T, p)                                  # ᴮX_A for B at (R, p) in A
+    M = interop.se3_from_X(X)                         # ᴬM_B
+    np.testing.assert_allclose(M.rotation, R, atol=1e-15)
+    np.testing.assert_allclose(M.translation, p, atol=1e-15)
+    # ᴬM_B acts on motions from B to A: the inverse of X, in Pinocchio's order
+    np.testing.assert_allclose(M.toActionMatrix(), to_linear_angular(inv_X(X), operator=True),
+                               atol=1e-13)
+
+
+def continuous_pair():
+    """Our one-revolute arm and a hand-built Pinocchio twin using a continuous joint
+    (JointModelRUBX, nq = 2: cos θ, sin θ) with the same joint name."""
+    I = mcI(1.5, np.array([0.0, 0.4, 0.1]), np.diag([0.05, 0.02, 0.04]))
+    Xtree = plux(rotx(0.2).T, [0.1, 0.0, 0.3])
+    model = rbd.Model(parent=[-1, 0], joints=[None, Revolute([1, 0, 0])], Xtree=[None, Xtree],
+                      I=[None, I], names=["base", "spin"], body_names=["world", "wheel"])
+    pm = pin.Model()
+    jid = pm.addJoint(0, pin.JointModelRUBX(), interop.se3_from_X(Xtree), "spin")
+    pm.appendBodyToJoint(jid, interop.inertia_to_pin(I), pin.SE3.Identity())
+    pm.addFrame(pin.Frame("wheel", jid, pin.SE3.Identity(), pin.FrameType.BODY))
+    return model, pm
+
+
+def test_continuous_joint_conversion():
+    model, pm = continuous_pair()
+    assert (pm.nq, pm.nv) == (2, 1)
+    for th in (0.0, 0.3, -2.9, 3.1):
+        qp = interop.q_to_pin(model, pm, [th])
+        np.testing.assert_allclose(qp, [np.cos(th), np.sin(th)], atol=1e-15)
+        np.testing.assert_allclose(interop.q_from_pin(model, pm, qp), [th], atol=1e-15)
+    # an angle outside (−π, π] comes back wrapped
+    np.testing.assert_allclose(interop.q_from_pin(model, pm, interop.q_to_pin(model, pm, [4.0])),
+                               [4.0 - 2 * np.pi], atol=1e-14)
+    # the dynamics agree through the conversion
+    pd = pm.createData()
+    q, qd, qdd = np.array([0.8]), np.array([1.5]), np.array([-0.7])
+    tau = pin.rnea(pm, pd, interop.q_to_pin(model, pm, q), interop.v_to_pin(model, pm, qd),
+                   interop.v_to_pin(model, pm, qdd))
+    np.testing.assert_allclose(interop.v_from_pin(model, pm, tau), rbd.rnea(model, q, qd, qdd),
+                               rtol=1e-12)
+
+
+def test_mismatched_pinocchio_models_are_rejected():
+    model, pm = continuous_pair()
+    other = rbd.Model(parent=[-1, 0], joints=[None, Revolute()], Xtree=[None, np.eye(6)],
+                      I=[None, mcI(1.0, np.zeros(3), np.eye(3))], names=["base", "elbow"])
+    with pytest.raises(ValueError, match="no joint named 'elbow'"):
+        interop.q_to_pin(other, pm, [0.0])
+    ball = rbd.Model(parent=[-1, 0], joints=[None, Spherical()], Xtree=[None, np.eye(6)],
+                     I=[None, mcI(1.0, np.zeros(3), np.eye(3))], names=["base", "spin"])
+    with pytest.raises(ValueError, match="joint 'spin': nv 3 here, 1 in Pinocchio"):
+        interop.v_to_pin(ball, pm, np.zeros(3))
+
+
+def test_force_from_pin():
+    f = pin.Force(np.array([1.0, 2, 3]), np.array([4.0, 5, 6]))
+    np.testing.assert_array_equal(interop.force_from_pin(f), [4, 5, 6, 1, 2, 3])
