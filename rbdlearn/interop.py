@@ -51,6 +51,19 @@ def _joint_model(joint):
     raise ValueError(f"no Pinocchio joint for {type(joint).__name__}")
 
 
+def _depth_first(model):
+    """Bodies 1..N in depth-first order (children in increasing number)."""
+    children = [[] for _ in range(model.N + 1)]
+    for i in range(1, model.N + 1):
+        children[model.parent[i]].append(i)
+    order, stack = [], children[0][::-1]
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        stack.extend(children[i][::-1])
+    return order
+
+
 def to_pinocchio(model):
     """The equivalent ``pinocchio.Model`` (same joint names, same q/v order up to
     the conventions above, gravity copied)."""
@@ -59,7 +72,9 @@ def to_pinocchio(model):
     pm.gravity = pin.Motion(to_linear_angular(np.asarray(model.gravity, dtype=float)))
     # place[i] = (Pinocchio joint that carries body i, body i's placement in it)
     place = [(0, pin.SE3.Identity())] + [None] * model.N
-    for i in range(1, model.N + 1):
+    # Pinocchio's algorithms (crba, aba, ...) assume each subtree occupies a contiguous
+    # range of joints, i.e. a depth-first numbering, which parent[i] < i does not imply.
+    for i in _depth_first(model):
         jid, M_parent = place[model.parent[i]]
         M_tree = M_parent * se3_from_X(model.Xtree[i])
         joint = model.joints[i]

@@ -62,7 +62,14 @@ def test_to_pinocchio_structure(tree):
     assert (pm.nq, pm.nv) == (model.nq, model.nv)
     moving = [i for i in range(1, model.N + 1) if model.joints[i].nv > 0]
     assert pm.njoints == len(moving) + 1
-    assert list(pm.names)[1:] == [model.names[i] for i in moving]
+    assert sorted(pm.names[1:]) == sorted(model.names[i] for i in moving)
+    # each Pinocchio joint hangs from the joint of the body's nearest moving ancestor
+    for i in moving:
+        k = model.parent[i]
+        while k > 0 and model.joints[k].nv == 0:
+            k = model.parent[k]
+        jid = pm.getJointId(model.names[i])
+        assert pm.parents[jid] == (pm.getJointId(model.names[k]) if k > 0 else 0)
     mass = [0.0] + [rbd.spatial.inertia_params(model.I[i])[0] for i in range(1, model.N + 1)]
     assert sum(I.mass for I in pm.inertias) == pytest.approx(sum(mass), rel=1e-12)
     # Pinocchio's total mass leaves out the universe, which carries the bodies welded to
@@ -215,3 +222,22 @@ def test_mismatched_pinocchio_models_are_rejected():
 def test_force_from_pin():
     f = pin.Force(np.array([1.0, 2, 3]), np.array([4.0, 5, 6]))
     np.testing.assert_array_equal(interop.force_from_pin(f), [4, 5, 6, 1, 2, 3])
+
+
+def test_to_pinocchio_orders_joints_depth_first_so_crba_agrees():
+    """parent[i] < i does not make subtrees contiguous (here body 2's subtree is {2} and
+    body 1's is {1, 3, 4, 5, 6}); Pinocchio's crba needs them contiguous."""
+    pin = pytest.importorskip("pinocchio")
+    from rbdlearn import interop
+    model = rbd.random_tree(6, seed=11, joint_types=("revolute", "prismatic"))
+    assert model.parent == [-1, 0, 0, 1, 3, 4, 5]
+    model.gravity = np.zeros(6)
+    pm = interop.to_pinocchio(model)
+    q = rbd.random_q(model, np.random.default_rng(0))
+    H = pin.crba(pm, pm.createData(), interop.q_to_pin(model, pm, q))
+    H = np.triu(H) + np.triu(H, 1).T
+    # our H by the unit-vector method, permuted into Pinocchio's joint order
+    H_ours = np.column_stack([rbd.rnea(model, q, np.zeros(model.nv), e)
+                              for e in np.eye(model.nv)])
+    P = np.column_stack([interop.v_from_pin(model, pm, e) for e in np.eye(model.nv)])
+    np.testing.assert_allclose(P @ H @ P.T, H_ours, atol=1e-12 * np.abs(H_ours).max())
