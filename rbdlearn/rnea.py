@@ -18,12 +18,15 @@ from .spatial import cross_force, cross_motion
 __all__ = ["rnea"]
 
 
-def rnea(model, q, qd, qdd, f_ext=None):
+def rnea(model, q, qd, qdd, f_ext=None, return_forces=False):
     """Joint forces τ that produce accelerations ``qdd`` at state ``(q, qd)``.
 
     ``f_ext``: optional external spatial forces, a list of N + 1 6-vectors (or a
     dict {body: force}), each acting on body i and expressed in body i's
     coordinates. Works on floats and on object arrays of sympy expressions.
+    With ``return_forces=True`` also returns the list ``f`` of the whole spatial
+    forces that the joints transmit (``f[i]``: from body λ(i) to body i, in body
+    i's coordinates; ``τ_i = S_iᵀ f[i]`` is its part along the joint's freedoms).
     """
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     f_ext = check_forces(model, f_ext)
@@ -49,4 +52,5 @@ def rnea(model, q, qd, qdd, f_ext=None):
         tau[i] = S[i].T @ f[i]                                             # (RNEA-4)
         if parent[i] > 0:
             f[parent[i]] = f[parent[i]] + Xup[i].T @ f[i]
-    return np.concatenate(tau[1:]) if N else np.zeros(0)
+    tau = np.concatenate(tau[1:]) if N else np.zeros(0)
+    return (tau, f) if return_forces else tau

@@ -12,9 +12,7 @@ Everything drawn is computed by rbdlearn (forward kinematics, Plücker transform
 
 import numpy as np
 
-from .joints import Prismatic, Revolute
 from .kinematics import body_pose, forward_kinematics, point_velocity
-from .model import Model
 from .rnea import rnea
 from .spatial import inertia_params, plux, rotx
 
@@ -293,51 +291,9 @@ def draw_torque_bars(ax, parts, labels=None, ylim=None):
 
 
 def transmitted_forces(model, q, qd, qdd, f_ext=None):
-    """The whole spatial force that each joint transmits, from rnea calls only.
-
-    ``rnea`` returns only ``τ_i = S_iᵀ f_i``, the part of the joint force along the
-    joint's free directions. To read all six components of ``f_i``, this function
-    inserts before every joint six massless "virtual" joints (three prismatic, three
-    revolute, all held at zero position, velocity and acceleration): they leave the
-    motion unchanged, and the force each one needs to stay locked is one component of
-    the force transmitted there. Returns a list ``f[i]`` (entry 0 unused) of spatial
-    forces exerted by the parent on body i, in base coordinates (moment about the
-    base origin), gravity included.
-    """
-    parent, joints, Xtree, inertias, where = [-1], [None], [None], [None], [0]
-    axes = np.eye(3)
-    for i in range(1, model.N + 1):
-        for k in range(6):
-            parent.append(where[model.parent[i]] if k == 0 else len(parent) - 1)
-            joints.append(Prismatic(axes[k]) if k < 3 else Revolute(axes[k - 3]))
-            Xtree.append(model.Xtree[i] if k == 0 else np.eye(6))
-            inertias.append(np.zeros((6, 6)))
-        parent.append(len(parent) - 1)
-        joints.append(model.joints[i])
-        Xtree.append(np.eye(6))
-        inertias.append(model.I[i])
-        where.append(len(parent) - 1)
-    virtual = Model(parent=parent, joints=joints, Xtree=Xtree, I=inertias,
-                    gravity=model.gravity)
-
-    def expand(x, nslice):
-        out = []
-        for i in range(1, model.N + 1):
-            out += [0.0] * 6 + list(np.asarray(x, dtype=float)[nslice[i]])
-        return np.array(out)
-
-    fx = None
-    if f_ext is not None:
-        fx = {where[i]: f for i, f in (f_ext.items() if isinstance(f_ext, dict)
-                                      else enumerate(f_ext)) if i > 0 and f is not None}
-    tau = rnea(virtual, expand(q, model.q_slices), expand(qd, model.v_slices),
-               expand(qdd, model.v_slices), f_ext=fx)
+    """The whole spatial force each joint transmits (``rnea(..., return_forces=True)``),
+    moved to base coordinates (moment about the base origin), gravity included.
+    Returns a list ``f[i]`` (entry 0 unused): the force exerted by body λ(i) on body i."""
+    _, f = rnea(model, q, qd, qdd, f_ext=f_ext, return_forces=True)
     X0 = forward_kinematics(model, q)
-    f = [None]
-    for i in range(1, model.N + 1):
-        k = virtual.v_index[where[i] - 6]
-        lin, ang = tau[k:k + 3], tau[k + 3:k + 6]
-        f_joint = np.concatenate([ang, lin])     # [n; f] in the joint's predecessor frame
-        X_pred = model.Xtree[i] @ X0[model.parent[i]]
-        f.append(X_pred.T @ f_joint)             # ⁰X_pred⁻ᵀ = (ᵖʳᵉᵈX₀)ᵀ
-    return f
+    return [None] + [X0[i].T @ f[i] for i in range(1, model.N + 1)]     # ⁰X_i⁻ᵀ = ⁱX₀ᵀ

@@ -232,3 +232,30 @@ def test_rnea_bad_input(model30):
     bad_q[model30.q_slices[i]][-1] += 0.5                 # break a quaternion
     with pytest.raises(ValueError, match=rf"joint '{model30.names[i]}'.*unit quaternion"):
         rbd.rnea(model30, bad_q, qd, qdd)
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_returned_joint_forces_obey_newton_euler_per_body(floating):
+    """Each body's net force — its joint force minus what it passes to its children plus
+    its external force and weight — equals the rate of change of its momentum,
+    computed here from body_accelerations (gravity excluded) instead of the recursion."""
+    model = rbd.random_tree(20, seed=21)
+    if floating:
+        model = rbd.floating_base(model, mcI(2.0, np.zeros(3), np.eye(3)))
+    q, qd, qdd = state(model, 21)
+    f_ext = random_forces(model, 21)
+    tau, f = rbd.rnea(model, q, qd, qdd, f_ext, return_forces=True)
+    np.testing.assert_array_equal(tau, rbd.rnea(model, q, qd, qdd, f_ext))
+    X0 = rbd.forward_kinematics(model, q)
+    V = rbd.body_velocities(model, q, qd)
+    A = rbd.body_accelerations(model, q, qd, qdd)
+    for i in range(1, model.N + 1):
+        I = model.I[i]
+        weight = I @ X0[i] @ model.gravity                       # gravity as a force on body i
+        passed = sum(((X0[c] @ rbd.spatial.inv_X(X0[i])).T @ f[c]      # ⁱX_c* = (ᶜX_i)ᵀ
+                      for c in range(1, model.N + 1) if model.parent[c] == i), np.zeros(6))
+        net = f[i] - passed + f_ext[i] + weight
+        expected = I @ A[i] + rbd.spatial.cross_force(V[i], I @ V[i])
+        np.testing.assert_allclose(net, expected, atol=1e-9 * max(1.0, np.abs(expected).max()))
+        np.testing.assert_allclose(tau[model.v_slices[i]], model.joints[i].S(q[model.q_slices[i]]).T @ f[i],
+                                   atol=1e-12 * max(1.0, np.abs(f[i]).max()))
