@@ -12,6 +12,12 @@ import rbdlearn as rbd
 # their Pinocchio twins.
 # --------------------------------------------------------------------------------------
 
+def random_state(model, seed):
+    """A seeded random (q, qd, qdd) of ``model``."""
+    rng = np.random.default_rng(seed)
+    return rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+
+
 ALL_JOINT_TYPES = (rbd.Revolute, rbd.Prismatic, rbd.Spherical, rbd.Free, rbd.Fixed)
 
 # (id, n bodies, seed, p_chain, floating base?) — n >= 30, every joint type in each

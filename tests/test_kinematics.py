@@ -5,17 +5,13 @@ import numpy as np
 import pytest
 
 import rbdlearn as rbd
+from conftest import random_state as state
 from rbdlearn.spatial import crm, inv_X, to_linear_angular, unskew
 
 pin = pytest.importorskip("pinocchio")
 from rbdlearn import interop  # noqa: E402
 
 TOL = 1e-9
-
-
-def state(model, seed):
-    rng = np.random.default_rng(seed)
-    return rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
 
 
 def points(model, seed):

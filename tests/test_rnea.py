@@ -9,14 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rbdlearn as rbd
+from conftest import random_state as state
 from rbdlearn.spatial import mcI
 
 TOL = 1e-9
-
-
-def state(model, seed):
-    rng = np.random.default_rng(seed)
-    return rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
 
 
 def random_forces(model, seed):
