@@ -13,5 +13,6 @@ from .kinematics import (body_accelerations, body_pose, body_velocities,
 from .model import (Model, floating_base, integrate_q, neutral_q, planar_chain,
                     pointers, random_q, random_tree)
 from .rnea import rnea
+from .aba import aba
 
 __version__ = "0.1.0"
