@@ -6,13 +6,16 @@ book's conventions appendix. Public functions take the model first.
 
 from . import joints, spatial
 from . import urdf
-from .joints import Fixed, Free, Prismatic, Revolute, Spherical
+from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
 from .kinematics import (body_accelerations, body_pose, body_velocities,
                          forward_kinematics, jacobian, jdot_qdot, point_jacobian,
                          point_velocity)
 from .model import (Model, floating_base, integrate_q, neutral_q, planar_chain,
                     pointers, random_q, random_tree)
 from .rnea import rnea
-from .aba import aba
+from .aba import aba, aba_local_frame
+from .aba import (Gear, aba_geared, contact_impulse, gear_matrix, geared_q,
+                  inter_body_inertia, joint_limit_impulse, theta_recursion)
+from .integrate import Trajectory, energy, momentum, simulate
 
 __version__ = "0.1.0"

@@ -13,13 +13,24 @@ Outward — accelerations, starting from a_0 = −g:
     a'_i = ⁱX_λ a_λ + c_i,   q̈_i = D_i⁻¹ (u_i − U_iᵀ a'_i),   a_i = a'_i + S_i q̈_i   (ABA-6)
 """
 
+import math
+import numbers
+from dataclasses import dataclass
+
 import numpy as np
 
 from .kinematics import joint_transforms
 from .model import check_forces, check_state
 from .spatial import cross_force, cross_motion
+from .spatial import inertia_params, plux_parts, skew, to_linear_angular
+from .joints import Spherical, swing_twist_limit_violation
+from .kinematics import body_pose, forward_kinematics, point_velocity
+from .model import _real_array, neutral_q
+from .spatial import quat_to_rot
 
-__all__ = ["aba", "SingularArticulatedInertia"]
+__all__ = ["aba", "aba_local_frame", "local_X", "local_C", "SingularArticulatedInertia",
+           "Gear", "gear_matrix", "geared_q", "aba_geared", "theta_recursion",
+           "inter_body_inertia", "ContactImpulse", "contact_impulse", "joint_limit_impulse"]
 
 
 class SingularArticulatedInertia(ValueError):
@@ -27,12 +38,23 @@ class SingularArticulatedInertia(ValueError):
 
 
 def _inv_D(D, model, i):
-    try:
-        return np.linalg.inv(D)
-    except np.linalg.LinAlgError:
+    """D⁻¹, or SingularArticulatedInertia naming body i when D is singular (to round-off)."""
+    if D.shape == (1, 1):                    # one-DOF joints: a scalar, the common case
+        Dinv = 1.0 / D if D[0, 0] != 0 else None
+    else:
+        try:
+            Dinv = np.linalg.inv(D)
+        except np.linalg.LinAlgError:
+            Dinv = None
+        # singular to round-off (an Euler-angle joint at gimbal lock): inv() may succeed
+        # with ~1e16 entries; ‖D‖·‖D⁻¹‖, a cheap condition estimate, exposes it
+        if Dinv is not None and np.abs(D).max(initial=0.0) * np.abs(Dinv).max(initial=0.0) > 1e12:
+            Dinv = None
+    if Dinv is None:
         raise SingularArticulatedInertia(
             f"body {i} (joint '{model.names[i]}'): D = SᵀI^A S is singular — the subtree "
-            f"moved by this joint has no inertia along its free directions") from None
+            f"moved by this joint has no inertia along its free directions")
+    return Dinv
 
 
 def aba(model, q, qd, tau, f_ext=None):
@@ -77,3 +99,519 @@ def aba(model, q, qd, tau, f_ext=None):
         qdd[model.v_slices[i]] = qdd_i
         a[i] = a_i + S[i] @ qdd_i
     return qdd
+
+
+# ------------------------------------------------------------------------------------
+# The seed's own formulation (seed 000 §1–2.4), shown equal to `aba` in the book:
+# [linear; angular] order, a frame c at each body's centre of mass (axes parallel to
+# the body frame), *classical* accelerations A = [r̈; ω̇] in local coordinates, and
+# each joint between a socket frame j (fixed in the parent p) and a plug frame j'
+# (fixed in the child c; here the child's body frame).
+
+def local_X(R, r):
+    """Seed 000's X(R, r) = [Rᵀ  −Rᵀr×; O  Rᵀ] ([linear; angular]) for a frame b at
+    position r and orientation R in frame a: V_b = X V_a.  Equal to P plux(Rᵀ, r) P."""
+    RT = np.asarray(R).T
+    X = np.zeros((6, 6), dtype=RT.dtype if r is None else np.result_type(RT, np.asarray(r)))
+    X[:3, :3] = X[3:, 3:] = RT
+    if r is not None:
+        X[:3, 3:] = -RT @ skew(r)
+    return X
+
+
+def local_C(w_a, r_ab, v_ab, w_ab):
+    """Coriolis/centripetal term C_ab of eq. (9), in frame a's coordinates."""
+    return np.concatenate([(w_a @ r_ab) * w_a - (w_a @ w_a) * r_ab + 2 * np.cross(w_a, v_ab),
+                           np.cross(w_a, w_ab)])
+
+
+def _com_frame(I):
+    """(m, c, J): mass, centre of mass in body coordinates, rotational inertia about it."""
+    m = I[5, 5]
+    return inertia_params(I) if m > 0 else (0.0, np.zeros(3), I[:3, :3])
+
+
+def aba_local_frame(model, q, qd, tau, f_ext=None, return_articulated=False):
+    """Joint accelerations q̈ by seed 000's local-frame form of the ABA (eqs. 10–26).
+
+    Same arguments and result as :func:`aba`. With ``return_articulated=True`` also
+    returns the lists ``I_hat``, ``Z_hat`` of articulated inertias Î_i and bias forces
+    Ẑ_i (eq. 17: F_i = Î_i A_i + Ẑ_i), in the seed's [linear; angular] order and in
+    the frame at body i's centre of mass (gravity enters as A_0 = −g).
+    """
+    q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
+    f_ext = check_forces(model, f_ext)
+    N, parent, P = model.N, model.parent, to_linear_angular
+    m, com, J_rot = [0.0] * (N + 1), [np.zeros(3)] * (N + 1), [None] * (N + 1)
+    for i in range(1, N + 1):
+        m[i], com[i], J_rot[i] = _com_frame(model.I[i])
+    V, A = [np.zeros(6)] + [None] * N, [-P(model.gravity)] + [None] * N
+    X_cp, J_hat, C_hat = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
+    I_hat, Z_hat = [None] * (N + 1), [None] * (N + 1)
+    for c in range(1, N + 1):
+        p, joint = parent[c], model.joints[c]
+        q_c, qd_c = q[model.q_slices[c]], qd[model.v_slices[c]]
+        E, r = plux_parts(model.Xtree[c])
+        R_pj, r_pj = E.T, r - com[p]                 # socket j in p's centre-of-mass frame
+        E, r_jj = plux_parts(joint.XJ(q_c))
+        R_jj = E.T                                   # plug j' in socket j
+        R_cj, r_cj = np.eye(3), -com[c]              # plug j' (the body frame) in c
+        X_cj_inv = local_X(R_cj.T, -R_cj.T @ r_cj)                                # (6)
+        X_cp[c] = X_cj_inv @ local_X(R_jj, r_jj) @ local_X(R_pj, r_pj)             # (12)
+        X_cj = X_cj_inv @ local_X(R_jj, None)
+        J_c = local_X(R_jj.T, None) @ P(joint.S(q_c))     # V_jj' = J_c q̇_c in socket axes
+        J_hat[c] = X_cj @ J_c                                                      # (12)
+        V_jj = J_c @ qd_c                                                          # (11)
+        V[c] = X_cp[c] @ V[p] + J_hat[c] @ qd_c                                    # (12)
+        w_p, w_j, w_c = V[p][3:], (local_X(R_pj, r_pj) @ V[p])[3:], V[c][3:]
+        u = local_X(R_jj, None) @ V_jj               # joint velocity in plug axes
+        Jdot_qd = local_X(R_jj.T, None) @ (
+            np.concatenate([np.cross(u[3:], u[:3]), np.zeros(3)]) + P(joint.cJ(q_c, qd_c)))
+        zero = np.zeros(3)
+        C_hat[c] = X_cj_inv @ (local_X(R_jj, r_jj) @ local_X(R_pj, None) @ local_C(w_p, r_pj, zero, zero)
+                               + local_X(R_jj, None) @ local_C(w_j, r_jj, V_jj[:3], V_jj[3:])
+                               - local_X(R_cj, None) @ local_C(w_c, r_cj, zero, zero)) \
+            + X_cj @ Jdot_qd                                                       # (16)
+        I_hat[c] = np.zeros((6, 6))                                                # (18)
+        I_hat[c][:3, :3], I_hat[c][3:, 3:] = m[c] * np.eye(3), J_rot[c]
+        F_c = np.concatenate([zero, -np.cross(w_c, J_rot[c] @ w_c)])
+        F_ext = 0 if f_ext is None else local_X(np.eye(3), -com[c]).T @ P(f_ext[c])
+        Z_hat[c] = -(F_c + F_ext)                                                  # (19)
+    D_inv, u_c = [None] * (N + 1), [None] * (N + 1)
+    for c in range(N, 0, -1):
+        p, IJ = parent[c], I_hat[c] @ J_hat[c]
+        D_inv[c] = _inv_D(J_hat[c].T @ IJ, model, c)
+        u_c[c] = tau[model.v_slices[c]] - J_hat[c].T @ (I_hat[c] @ C_hat[c] + Z_hat[c])
+        if p > 0:
+            I_hat[p] = I_hat[p] + X_cp[c].T @ (I_hat[c] - IJ @ D_inv[c] @ IJ.T) @ X_cp[c]  # (25)
+            Z_hat[p] = Z_hat[p] + X_cp[c].T @ (I_hat[c] @ C_hat[c] + Z_hat[c]
+                                               + IJ @ (D_inv[c] @ u_c[c]))                # (26)
+    qdd = np.empty(model.nv)
+    for c in range(1, N + 1):
+        XA = X_cp[c] @ A[parent[c]]
+        qdd_c = D_inv[c] @ (u_c[c] - (I_hat[c] @ J_hat[c]).T @ XA)                  # (22)
+        qdd[model.v_slices[c]] = qdd_c
+        A[c] = XA + C_hat[c] + J_hat[c] @ qdd_c                                    # (15)
+    return (qdd, I_hat, Z_hat) if return_articulated else qdd
+
+
+# ------------------------------------------------------------------------------ gears
+#
+# A gear couples two 1-DOF joints: q̇_j = γ q̇_i (seed 000 §2.6–2.7). The coupled joints
+# of one independent coordinate form a *group*: its driver (a joint no gear drives) and
+# every joint driven by it, directly or through a chain of gears. Each member m moves
+# with the total ratio g_m (the product of the ratios along its chain; g = 1 for the
+# driver). Because every gear joins a parent and its child or two siblings, a group
+# hangs from one body P: each member's parent is P or another member. Serial coupling
+# (§2.6) then reduces to parallel coupling (§2.7): every member is treated as a child
+# of P moved by the common coordinate, with (eqs. 32, 35, in body-m coordinates)
+#
+#     X_mP = ᵐX_n X_nP,   Ĵ_m = ᵐX_n Ĵ_n + S_m g_m,   Ĉ_m = ᵐX_n Ĉ_n + c_m    (n = λ(m))
+#
+# and X_mP = ᵐX_P, Ĵ_m = S_m g_m, Ĉ_m = c_m when λ(m) = P. A joint that is neither
+# driven nor a driver is a group of one, for which these reduce to Featherstone's ABA.
+# A member's own Î_m gathers only the children outside its group (its geared child
+# hangs from P, not from it). Two misprints of the seed are corrected: eq. 36 reads
+# A_c = X_cp A_p + Ĉ_pc + Ĵ_c q̈ (Ĉ_pc is not multiplied by q̈, cf. eq. 35), and in
+# eq. 40 the common τ enters once, τ − Σ_c Ĵ_cᵀ(Î_c Ĉ_pc + Ẑ_c), as in eq. 38.
+
+
+@dataclass(frozen=True)
+class Gear:
+    """``q̇_driven = ratio · q̇_driver`` for two 1-DOF joints (revolute or prismatic),
+    given by body index or joint name: the driver is the driven joint's parent or its
+    child (serial coupling, seed 000 §2.6) or its sibling (parallel coupling, §2.7). A
+    driver may itself be driven (a chain of gears). Positions follow
+    ``q_driven − q0_driven = ratio · (q_driver − q0_driver)``, see :func:`geared_q`."""
+    driven: object
+    driver: object
+    ratio: float
+
+    def __post_init__(self):
+        r = self.ratio
+        if isinstance(r, bool) or not isinstance(r, numbers.Real) or not math.isfinite(r):
+            raise ValueError(f"gear ratio must be a finite real number, got {r!r}")
+
+
+@dataclass
+class _Gearing:
+    """The groups of a gear set: ``groups`` lists (members in increasing order, P);
+    ``root[m]`` is the driver of m's group, ``g[m]`` its total ratio; ``ind_q`` and
+    ``ind_v`` map each independent (root) joint to its slices of q_ind and q̇_ind."""
+    groups: list
+    root: list
+    g: list
+    ind_q: dict
+    ind_v: dict
+    nq: int
+    nv: int
+
+
+def _gear_body(model, ref):
+    if isinstance(ref, str):
+        if ref in model.names[1:]:
+            return model.names.index(ref)
+        raise ValueError(f"gear names joint {ref!r}, which is not in the model")
+    if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool) and 1 <= ref <= model.N:
+        return int(ref)
+    raise ValueError(f"gear joint must be a joint name or a body index in 1..{model.N}, "
+                     f"got {ref!r}")
+
+
+def _gearing(model, gears):
+    """Check ``gears`` against ``model`` and group the coupled joints."""
+    N, parent, names = model.N, model.parent, model.names
+    driver = {}                                          # driven body -> (driver, ratio)
+    for gear in gears:
+        if not isinstance(gear, Gear):
+            raise ValueError(f"gears must be Gear objects, got {gear!r}")
+        j, i = _gear_body(model, gear.driven), _gear_body(model, gear.driver)
+        what = f"gear between joint '{names[i]}' and '{names[j]}'"
+        if i == j:
+            raise ValueError(f"{what}: a joint cannot drive itself")
+        for k in (i, j):
+            if model.joints[k].nv != 1 or model.joints[k].nq != 1:
+                raise ValueError(f"{what}: joint '{names[k]}' is a "
+                                 f"{type(model.joints[k]).__name__} joint; gears couple "
+                                 f"1-DOF (revolute or prismatic) joints only")
+        if not (parent[j] == i or parent[i] == j or parent[i] == parent[j]):
+            raise ValueError(f"{what}: they are neither parent/child nor siblings "
+                             f"(seed 000 §2.6–2.7; more general couplings need a loop "
+                             f"constraint)")
+        if j in driver:
+            raise ValueError(f"joint '{names[j]}' is driven by two gears (by "
+                             f"'{names[driver[j][0]]}' and '{names[i]}')")
+        driver[j] = (i, float(gear.ratio))
+    root, g = list(range(N + 1)), [1.0] * (N + 1)
+    for j in driver:
+        chain, k, ratio = [j], j, 1.0
+        while k in driver:
+            k, r = driver[k]
+            ratio *= r
+            if k in chain:
+                loop = " -> ".join(f"'{names[m]}'" for m in chain + [k])
+                raise ValueError(f"gears drive each other in a loop: {loop}")
+            chain.append(k)
+        root[j], g[j] = k, ratio
+    members = {r: [m for m in range(1, N + 1) if root[m] == r]
+               for r in range(1, N + 1) if r not in driver}
+    groups, ind_q, ind_v, nq, nv = [], {}, {}, 0, 0
+    for r in sorted(members, key=lambda r: members[r][0]):
+        ms = members[r]
+        P = {parent[m] for m in ms if root[parent[m]] != r}
+        assert len(P) == 1, "a gear group hangs from one body"       # see the comment above
+        groups.append((ms, P.pop()))
+    for r in sorted(members):
+        jr = model.joints[r]
+        ind_q[r], ind_v[r] = slice(nq, nq + jr.nq), slice(nv, nv + jr.nv)
+        nq, nv = nq + jr.nq, nv + jr.nv
+    return _Gearing(groups, root, g, ind_q, ind_v, nq, nv)
+
+
+def gear_matrix(model, gears):
+    """``G`` (nv x nv_ind) with ``q̇ = G q̇_ind``: q̇_ind holds the velocities of the joints
+    no gear drives, in body order; a driven joint's row is its total ratio in the
+    column of its group's driver. Joint forces τ reduce to ``τ_ind = Gᵀ τ``."""
+    return _gear_matrix(model, _gearing(model, gears))
+
+
+def _gear_matrix(model, gr):
+    G = np.zeros((model.nv, gr.nv))
+    for i in range(1, model.N + 1):
+        G[model.v_slices[i], gr.ind_v[gr.root[i]]] = gr.g[i] * np.eye(model.joints[i].nv)
+    return G
+
+
+def geared_q(model, gears, q_ind, q0=None):
+    """The full configuration q from the independent one ``q_ind`` (the q of the joints
+    no gear drives, in body order): a driven joint j of driver r with total ratio g_j
+    has ``q_j = q0_j + g_j (q_r − q0_r)``, where ``q0`` (default: the neutral
+    configuration) is a configuration at which the gears mesh."""
+    return _geared_q(model, _gearing(model, gears), q_ind, q0)
+
+
+def _geared_q(model, gr, q_ind, q0):
+    q_ind = np.asarray(q_ind, dtype=float)
+    if q_ind.shape != (gr.nq,):
+        raise ValueError(f"q_ind has shape {q_ind.shape}, expected ({gr.nq},) (the q of "
+                         f"the joints no gear drives)")
+    q0 = neutral_q(model) if q0 is None else check_state(model, q=q0)[0]
+    q = np.empty(model.nq)
+    for i in range(1, model.N + 1):
+        r = gr.root[i]
+        q[model.q_slices[i]] = (q_ind[gr.ind_q[i]] if r == i else
+                                q0[model.q_slices[i]]
+                                + gr.g[i] * (q_ind[gr.ind_q[r]] - q0[model.q_slices[r]]))
+    return check_state(model, q=q)[0]
+
+
+def aba_geared(model, gears, q_ind, qd_ind, tau_ind, f_ext=None, q0=None):
+    """Independent accelerations q̈_ind of a tree whose joints are coupled by ``gears``
+    (seed 000 §2.6–2.7), by the ABA with parallel coupling (eqs. 36–40).
+
+    ``q_ind``, ``qd_ind``: the independent coordinates and velocities (see
+    :func:`geared_q`, :func:`gear_matrix`); ``tau_ind``: the generalized force of each
+    independent coordinate — the driver's includes what the gears transmit: for joint
+    forces τ it is ``Gᵀ τ``. ``f_ext`` as in :func:`aba`. The result solves the reduced
+    equations ``Gᵀ H G q̈_ind = τ_ind − Gᵀ (C q̇ + g − Jᵀ f_ext)`` in O(N).
+    Pinocchio's ABA has no such support: geared joints there need a constrained solver.
+    """
+    gr = _gearing(model, gears)
+    qd_ind, tau_ind = (_real_array(x, name) for x, name in ((qd_ind, "qd_ind"),
+                                                            (tau_ind, "tau_ind")))
+    for x, name in ((qd_ind, "qd_ind"), (tau_ind, "tau_ind")):
+        if x.shape != (gr.nv,) or not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} must be {gr.nv} finite numbers (one per independent "
+                             f"velocity), got shape {x.shape}")
+    q, qd = _geared_q(model, gr, q_ind, q0), _gear_matrix(model, gr) @ qd_ind
+    f_ext = check_forces(model, f_ext)
+    N, parent = model.N, model.parent
+    Xup = joint_transforms(model, q)
+    v, c = [np.zeros(6)] + [None] * N, [None] * (N + 1)
+    IA, pA = [None] * (N + 1), [None] * (N + 1)
+    XP, Jh, Ch = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
+    for i in range(1, N + 1):
+        j, p = model.joints[i], parent[i]
+        qi, qdi = q[model.q_slices[i]], qd[model.v_slices[i]]
+        S = j.S(qi)
+        vJ = S @ qdi
+        v[i] = Xup[i] @ v[p] + vJ                                          # (ABA-1)
+        c[i] = j.cJ(qi, qdi) + cross_motion(v[i], vJ)
+        IA[i] = model.I[i].copy()                                          # (ABA-2)
+        pA[i] = cross_force(v[i], model.I[i] @ v[i])
+        if f_ext is not None:
+            pA[i] = pA[i] - f_ext[i]
+        if gr.root[p] == gr.root[i]:                 # p is in i's group: ride on it
+            XP[i] = Xup[i] @ XP[p]                                         # (32)
+            Jh[i] = Xup[i] @ Jh[p] + S * gr.g[i]                           # (32)
+            Ch[i] = Xup[i] @ Ch[p] + c[i]                                  # (35)
+        else:                                        # i hangs from its group's P
+            XP[i], Jh[i], Ch[i] = Xup[i], S * gr.g[i], c[i]
+    U, Dinv, u = {}, {}, {}
+    for ms, P in reversed(gr.groups):
+        r = gr.root[ms[0]]
+        IC = [IA[m] @ Ch[m] + pA[m] for m in ms]                  # Î_c Ĉ_pc + Ẑ_c
+        U[r] = sum(XP[m].T @ IA[m] @ Jh[m] for m in ms)           # Σ X_cpᵀ Î_c Ĵ_c
+        Dinv[r] = _inv_D(sum(Jh[m].T @ IA[m] @ Jh[m] for m in ms), model, r)
+        u[r] = tau_ind[gr.ind_v[r]] - sum(Jh[m].T @ z for m, z in zip(ms, IC))   # (38)
+        if P > 0:
+            IA[P] = (IA[P] + sum(XP[m].T @ IA[m] @ XP[m] for m in ms)
+                     - U[r] @ Dinv[r] @ U[r].T)                            # (39)
+            pA[P] = (pA[P] + sum(XP[m].T @ z for m, z in zip(ms, IC))
+                     + U[r] @ (Dinv[r] @ u[r]))                            # (40)
+    a = [-model.gravity] + [None] * N
+    qdd_ind = np.empty(gr.nv)
+    for ms, P in gr.groups:
+        r = gr.root[ms[0]]
+        qdd_r = Dinv[r] @ (u[r] - U[r].T @ a[P])                           # (38)
+        qdd_ind[gr.ind_v[r]] = qdd_r
+        for m in ms:
+            a[m] = XP[m] @ a[P] + Ch[m] + Jh[m] @ qdd_r                    # (36)
+    return qdd_ind
+
+
+# ------------------------------------------------------------------ inertia between bodies
+#
+# Seed 000 §2.8, in Featherstone's notation (Ĵ_c = S_c, Î_c = I^A_c, X_cp = ᶜX_p):
+# a test force δf on body i changes its bias force by δẐ_i = −δf (eq. 19); the change
+# travels inward, δẐ_p = T_cpᵀ δẐ_c, and the acceleration change outward,
+# δA_c = T_cp δA_p − S_cp δẐ_c (δẐ_c ≠ 0 only on the path from i to the root), with
+#
+#     T_cp = (1 − S_c D_c⁻¹ U_cᵀ) ᶜX_p,   S_cp = S_c D_c⁻¹ S_cᵀ,   D_c = S_cᵀ U_c, U_c = I^A_c S_c.
+#
+# (The seed's S_cp carries a stray factor δẐ_c: S_cp is the matrix alone.) For a body
+# p whose δẐ_p comes from its own subtree, δA_p = Θ_p δẐ_p with
+#
+#     Θ_c = T_cp Θ_p T_cpᵀ − S_cp,   Θ_0 = 0 (the fixed base does not accelerate).
+#
+# A floating root is the child of the base by a free joint (S = 1), so T = 0 and
+# Θ_root = −(I^A_root)⁻¹: the seed's Θ_0 = −Î_0⁻¹. Then, with p the nearest common
+# ancestor of i and j (0 if none),
+#
+#     δA_j = Λ_ji δf,   Λ_ji = −(T_j … T_c) Θ_p (T_c' … T_i)ᵀ,
+#
+# where T_j … T_c is the product of T along the path p → j (empty: 1) and likewise
+# for i; Λ_ji = J_j H⁻¹ J_iᵀ (local Jacobians), since δf changes no velocity.
+
+
+def _articulated_inertias(model, q):
+    """``(Xup, S, IA)``: the ABA's inward sweep of articulated inertias (ABA-3–5),
+    which depends on q only."""
+    N, parent = model.N, model.parent
+    Xup = joint_transforms(model, q)
+    S = [None] + [model.joints[i].S(q[model.q_slices[i]]) for i in range(1, N + 1)]
+    IA = [None] + [model.I[i].copy() for i in range(1, N + 1)]
+    for i in range(N, 0, -1):
+        U = IA[i] @ S[i]
+        Ia = IA[i] - U @ _inv_D(S[i].T @ U, model, i) @ U.T
+        if parent[i] > 0:
+            IA[parent[i]] = IA[parent[i]] + Xup[i].T @ Ia @ Xup[i]
+    return Xup, S, IA
+
+
+def theta_recursion(model, q):
+    """``(T, Theta)``: per body c, ``T[c] = T_cp`` and ``Theta[c] = Θ_c`` of seed 000
+    §2.8 (entry 0: the base, Θ_0 = 0). ``δA_c = Θ_c δẐ_c`` is the acceleration
+    response of body c to a change δẐ_c = −δf of its own bias force."""
+    (q,) = check_state(model, q=q)
+    Xup, S, IA = _articulated_inertias(model, q)
+    T, Theta = [None] * (model.N + 1), [np.zeros((6, 6))] + [None] * model.N
+    for c in range(1, model.N + 1):
+        U = IA[c] @ S[c]
+        Dinv = _inv_D(S[c].T @ U, model, c)
+        T[c] = (np.eye(6) - S[c] @ Dinv @ U.T) @ Xup[c]                    # T_cp
+        Scp = S[c] @ Dinv @ S[c].T                                         # S_cp
+        Theta[c] = T[c] @ Theta[model.parent[c]] @ T[c].T - Scp            # Θ_c
+    return T, Theta
+
+
+def inter_body_inertia(model, q, i, j, T_Theta=None):
+    """``Λ_ji`` (6x6): the change ``δA_j = Λ_ji δf`` of body j's spatial acceleration
+    (body-j coordinates) caused by an extra spatial force δf on body i (body-i
+    coordinates), by seed 000 §2.8 — equal to ``J_j H⁻¹ J_iᵀ`` with local Jacobians.
+    ``Λ_ii`` is the inverse operational-space inertia of body i. Pass
+    ``T_Theta = theta_recursion(model, q)`` to reuse it for several pairs."""
+    for b in (i, j):
+        if not (isinstance(b, (int, np.integer)) and 1 <= b <= model.N):
+            raise ValueError(f"body index must be an integer in 1..{model.N}, got {b!r}")
+    T, Theta = theta_recursion(model, q) if T_Theta is None else T_Theta
+    up_i, up_j = model.ancestors(i), model.ancestors(j)
+    p = next((k for k in up_i if k in up_j), 0)          # nearest common ancestor
+    right, left = np.eye(6), np.eye(6)
+    for k in (up_i[:up_i.index(p)] if p else up_i):      # from i up to p (p excluded)
+        right = T[k].T @ right                            # δẐ_λ(k) = T_kᵀ δẐ_k
+    for k in (up_j[:up_j.index(p)] if p else up_j):      # from j up to p (p excluded)
+        left = left @ T[k]                                # δA_k = T_k δA_λ(k)
+    return -left @ Theta[p] @ right                       # δẐ_i = −δf
+
+
+# --------------------------------------------------------------------- impulses
+#
+# An impulse Δf (a force integrated over an instant) changes velocities as a force
+# changes accelerations: Δq̇ = H⁻¹ Jᵀ Δf. Velocity products and gravity give no
+# impulse, so Δq̇ is the ABA's response to Δf alone: aba(q, 0, 0, Δf) − aba(q, 0, 0).
+
+
+def _impulse_response(model, q, tau=None, f_ext=None):
+    """``H⁻¹ (tau + Σ J_kᵀ f_k)``: the velocity change caused by the generalized impulse
+    ``tau`` and the spatial impulses ``f_ext``, by two ABA sweeps (linearity)."""
+    zero = np.zeros(model.nv)
+    return (aba(model, q, zero, zero if tau is None else tau, f_ext)
+            - aba(model, q, zero, zero))
+
+
+@dataclass
+class ContactImpulse:
+    """Result of :func:`contact_impulse`: the impulse ``P`` on the body at the point
+    (world coordinates), the joint velocity change ``dqd``, the point's velocity
+    before and after (world), the 3x3 point inverse inertia ``K`` and ``mode``:
+    "none" (separating), "normal" (frictionless), "stick" or "slide"."""
+    P: np.ndarray
+    dqd: np.ndarray
+    v_before: np.ndarray
+    v_after: np.ndarray
+    K: np.ndarray
+    mode: str
+
+
+def contact_impulse(model, q, qd, i, p, n=(0.0, 0.0, 1.0), e=0.0, mu=0.0):
+    """One point contact of body i with the ground, resolved as a single impulse.
+
+    ``p``: the contact point in body-i coordinates; ``n``: the ground normal (world,
+    pointing from the ground into body i); ``e``: coefficient of restitution; ``mu``:
+    Coulomb friction coefficient. The point's inverse inertia comes from seed 000 §2.8:
+    ``K = Φ Λ_ii Φᵀ`` (3x3), where ``Φ = R [−p×  1]`` maps body i's spatial acceleration
+    to the point's linear acceleration in world coordinates (and ``Φᵀ`` a point force
+    to a spatial force on the body), so ``Δv = K P``.
+    If the point approaches the ground (``v_n = n·v < 0``) the impulse makes
+    ``v_n⁺ = −e v_n``: with ``mu = 0`` along n only; with friction it first tries
+    sticking (tangential ``v⁺ = 0``), accepted when ``|P_t| ≤ mu P_n``, otherwise
+    slides: ``P = λ (n − mu d)`` with d the pre-impact slip direction (the usual
+    one-shot approximation of an impact with slip). ``dqd = H⁻¹ J_iᵀ Φᵀ P``.
+    """
+    (q, qd) = check_state(model, q=q, qd=qd)
+    n = np.asarray(n, dtype=float)
+    if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-12:
+        raise ValueError(f"contact normal must be a finite non-zero 3-vector, got {n!r}")
+    n = n / np.linalg.norm(n)
+    for val, name, hi in ((e, "restitution e", 1.0), (mu, "friction mu", np.inf)):
+        if not (isinstance(val, numbers.Real) and 0.0 <= val <= hi):
+            raise ValueError(f"{name} must be a number in [0, {hi}], got {val!r}")
+    v = point_velocity(model, q, qd, i, p, "world")
+    R, _ = body_pose(forward_kinematics(model, q)[i])
+    Phi = R @ np.hstack([-skew(np.asarray(p, dtype=float)), np.eye(3)])
+    K = Phi @ inter_body_inertia(model, q, i, i) @ Phi.T
+    vn = float(n @ v)
+    if vn >= 0.0:
+        return ContactImpulse(np.zeros(3), np.zeros(model.nv), v, v.copy(), K, "none")
+    if n @ K @ n < 1e-12 * np.trace(K):
+        raise ValueError(f"body {i} (joint '{model.names[i]}'): the contact point cannot "
+                         f"move along the normal, so no impulse can stop it")
+    mode = "normal"
+    if mu > 0.0:
+        P = np.linalg.lstsq(K, -e * vn * n - v, rcond=None)[0]           # stick
+        Pn = P @ n
+        mode = "stick"
+        if (np.linalg.norm(K @ P + v + e * vn * n) > 1e-9 * max(1.0, np.abs(v).max())
+                or np.linalg.norm(P - Pn * n) > mu * Pn):
+            vt = v - vn * n
+            d = vt if np.linalg.norm(vt) > 1e-12 else -(P - Pn * n)
+            d = d / np.linalg.norm(d) if np.linalg.norm(d) > 0 else d
+            dirn = n - mu * d
+            if n @ K @ dirn <= 0.0:
+                raise ValueError("sliding impact: the friction impulse would drive the "
+                                 "point into the ground (a Painlevé-type case)")
+            P, mode = -(1.0 + e) * vn / (n @ K @ dirn) * dirn, "slide"
+    if mode == "normal":
+        P = -(1.0 + e) * vn / (n @ K @ n) * n
+    dqd = _impulse_response(model, q, f_ext={i: Phi.T @ P})
+    return ContactImpulse(P, dqd, v, v + K @ P, K, mode)
+
+
+def joint_limit_impulse(model, q, qd, i, swing_max, twist_max=math.pi, e=0.0):
+    """The impulse that stops ball joint i at its cone-and-twist limit.
+
+    ``g, G = swing_twist_limit_violation(R_i, swing_max, twist_max)`` gives the
+    limit functions (g ≤ 0 allowed) and their rates ``ġ = G S_i q̇_i``. The limit
+    acts between parent and child: a couple ``−G[:, :3]ᵀ λ`` on the child and its
+    reaction on the parent, i.e. the generalized impulse ``−Jᵀ λ`` with the rows
+    ``J = G S_i`` placed in joint i's columns — a joint-space impulse. For the rows at
+    or beyond their limit (g ≥ 0) it solves the small LCP
+    ``w = A λ − (1 + e) ġ ≥ 0, λ ≥ 0, λ·w = 0`` with ``A = J H⁻¹ Jᵀ`` (so an
+    approaching row leaves with ``ġ⁺ = −e ġ``), by trying the active sets.
+    Returns ``(lam, dqd)``, ``lam`` of length 2 (swing, twist) and
+    ``dqd = −H⁻¹ Jᵀ λ`` (by ABA sweeps, not by forming H).
+    """
+    (q, qd) = check_state(model, q=q, qd=qd)
+    if not (isinstance(i, (int, np.integer)) and 1 <= i <= model.N
+            and isinstance(model.joints[i], Spherical)):
+        raise ValueError(f"joint_limit_impulse needs the body index of a spherical joint, "
+                         f"got {i!r}")
+    if not (isinstance(e, numbers.Real) and 0.0 <= e <= 1.0):
+        raise ValueError(f"restitution e must be a number in [0, 1], got {e!r}")
+    qi = q[model.q_slices[i]]
+    g, G = swing_twist_limit_violation(quat_to_rot(qi), swing_max, twist_max)
+    J = np.zeros((2, model.nv))
+    J[:, model.v_slices[i]] = G @ model.joints[i].S(qi)
+    gd = J @ qd
+    Y = np.column_stack([_impulse_response(model, q, tau=row) for row in J])   # H⁻¹ Jᵀ
+    A, b = J @ Y, -(1.0 + e) * gd
+    rows = [k for k in range(2) if g[k] >= 0.0]
+    tol = 1e-12 * max(1.0, np.abs(b).max())
+    lam = None
+    for s in ([], [0], [1], [0, 1]):           # the small LCP by its active sets
+        if not set(s) <= set(rows):
+            continue
+        lam_s = np.zeros(2)
+        if s:
+            try:
+                lam_s[s] = np.linalg.solve(A[np.ix_(s, s)], -b[s])
+            except np.linalg.LinAlgError:
+                continue
+        w = A @ lam_s + b
+        if np.all(lam_s >= -tol) and all(w[k] >= -tol for k in rows):
+            lam = lam_s
+            break
+    if lam is None:
+        raise ValueError(f"joint '{model.names[i]}': the limit LCP has no solution")
+    return lam, -Y @ lam

@@ -13,7 +13,7 @@ frame named after ``model.body_names[i]``.
 
 import numpy as np
 
-from .joints import Fixed, Free, Prismatic, Revolute, Spherical
+from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
 from .model import check_forces
 from .spatial import inertia_params, plux_parts, to_angular_linear, to_linear_angular
 
@@ -46,6 +46,8 @@ def _joint_model(joint):
         return pin.JointModelPrismaticUnaligned(joint.axis)
     if isinstance(joint, Spherical):
         return pin.JointModelSpherical()
+    if isinstance(joint, SphericalZYX):                # same q = (z, y, x), v = q̇
+        return pin.JointModelSphericalZYX()
     if isinstance(joint, Free):
         return pin.JointModelFreeFlyer()
     raise ValueError(f"no Pinocchio joint for {type(joint).__name__}")
@@ -110,6 +112,8 @@ def _q_block(j, qi, pnq, to_pin):
         if pnq == 2:                                  # Pinocchio's unbounded revolute
             return np.array([np.cos(qi[0]), np.sin(qi[0])]) if to_pin else \
                 np.array([np.arctan2(qi[1], qi[0])])
+        return qi
+    if isinstance(j, SphericalZYX):
         return qi
     if isinstance(j, Spherical):
         return np.roll(qi, -1 if to_pin else 1)      # (w,x,y,z) <-> (x,y,z,w)

@@ -7,14 +7,18 @@ model gives, for its slice ``q`` of the configuration and ``qd`` of the velocity
 * ``XJ(q)``   — the Plücker transform from predecessor to successor coordinates,
 * ``S(q)``    — the motion subspace (6 x nv): the joint velocity is ``vJ = S qd``
   in successor coordinates,
-* ``cJ(q, qd)`` — the velocity-product term ``Ṡ qd`` (zero for every joint here,
-  whose ``S`` is constant in successor coordinates; Chapter 2 adds a joint where
-  it is not),
+* ``cJ(q, qd)`` — the velocity-product term ``Ṡ qd`` (zero for every joint whose
+  ``S`` is constant in successor coordinates; not zero for :class:`SphericalZYX`,
+  the Euler-angle ball joint of Chapter 2),
 * ``integrate(q, v)`` — the configuration reached from ``q`` by moving with the
   velocity ``v`` for unit time (``v`` is ``qd·dt``),
 * ``neutral()``, ``random_q(rng)``, ``check_q(q)``.
 
 Quaternions are ``(w, x, y, z)``; see the conventions appendix of the book.
+
+The swing–twist functions at the end (seed 000 §2.5.3, eqs. 27–29) describe a ball
+joint's orientation by the tilt of the plug's z axis (swing) and the turn about it
+(twist), the angles in which a ball joint's range of motion is naturally limited.
 """
 
 import math
@@ -22,9 +26,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .spatial import cos_sin, plux, quat_exp, quat_mul, quat_to_rot, skew
+from .spatial import (cos_sin, exp_so3, plux, quat_exp, quat_mul, quat_to_rot, rotx, roty,
+                      rotz, skew)
 
-__all__ = ["Revolute", "Prismatic", "Spherical", "Free", "Fixed", "UNIT_TOL"]
+__all__ = ["Revolute", "Prismatic", "Spherical", "SphericalZYX", "Free", "Fixed", "UNIT_TOL",
+           "swing_twist", "swing_twist_factors", "from_swing_twist",
+           "swing_twist_limit_violation"]
 
 UNIT_TOL = 1e-6
 """How far from 1 the norm of a numeric quaternion may be before it is rejected."""
@@ -152,6 +159,63 @@ class Spherical(_Joint):
 
 
 @dataclass(frozen=True, eq=False)
+class SphericalZYX(_Joint):
+    """Ball joint in ZYX Euler angles (seed 000 §2.5.3): q = (q_z, q_y, q_x), and
+    the successor's orientation in the predecessor frame is R = Rz(q_z) Ry(q_y) Rx(q_x).
+
+    The order (z, y, x) is Pinocchio's ``JointModelSphericalZYX`` order, so q and v
+    pass to Pinocchio unchanged; the seed lists the same angles as [q_x q_y q_z].
+    The velocity is the angle rates, v = q̇ (nv = 3), so, unlike the quaternion
+    :class:`Spherical` joint, S depends on q and c_J = Ṡ q̇ is not zero. The
+    columns of S are the three rotation axes in successor coordinates:
+
+        S(q) = [Rxᵀ Ryᵀ e_z,  Rxᵀ e_y,  e_x ; 0]                        (ZYX-1)
+
+    The seed's J is the same joint velocity in socket (predecessor) coordinates and
+    [linear; angular] order, with columns (x, y, z): J = plux(R) S, reordered.
+
+    S loses rank at gimbal lock, q_y = ±π/2, where the z and x axes line up:
+    det(SᵀS) = cos² q_y (see :meth:`gram_det`).
+    """
+    nq = 3
+    nv = 3
+
+    def XJ(self, q):
+        qz, qy, qx = q
+        return plux((rotz(qz) @ roty(qy) @ rotx(qx)).T)
+
+    def S(self, q):
+        (cy, sy), (cx, sx) = cos_sin(q[1]), cos_sin(q[2])
+        return np.array([[-sy, 0, 1],                                    # (ZYX-1)
+                         [cy * sx, cx, 0],
+                         [cy * cx, -sx, 0],
+                         [0, 0, 0], [0, 0, 0], [0, 0, 0]],
+                        dtype=object if np.asarray(q).dtype == object else float)
+
+    def cJ(self, q, qd):
+        # c_J = Ṡ q̇ = Σ_k (∂S/∂q_k q̇_k) q̇, the derivative taken in successor coordinates:
+        # only columns z and y depend on q (on q_y and q_x).
+        (cy, sy), (cx, sx) = cos_sin(q[1]), cos_sin(q[2])
+        dz, dy, dx = qd
+        return np.array([-cy * dy * dz,                                   # (ZYX-2)
+                         (-sy * sx * dy + cy * cx * dx) * dz - sx * dx * dy,
+                         (-sy * cx * dy - cy * sx * dx) * dz - cx * dx * dy,
+                         0, 0, 0],
+                        dtype=object if np.asarray(q).dtype == object else float)
+
+    def gram_det(self, q):
+        """det(SᵀS) = cos² q_y: zero at gimbal lock, q_y = ±π/2, where the joint's
+        velocity can no longer reach every angular velocity (the quaternion joint,
+        whose S is constant, has no such configuration)."""
+        return cos_sin(q[1])[0] ** 2
+
+    def random_q(self, rng):
+        # q_y away from gimbal lock (|q_y| ≤ 1.2, cos q_y ≥ 0.36): well-conditioned S
+        return np.array([rng.uniform(-np.pi, np.pi), rng.uniform(-1.2, 1.2),
+                         rng.uniform(-np.pi, np.pi)])
+
+
+@dataclass(frozen=True, eq=False)
 class Free(_Joint):
     """Six-DOF joint: q = (position of the successor origin in the predecessor frame,
     quaternion (w, x, y, z)); v = the successor's spatial velocity in its own
@@ -199,3 +263,112 @@ class Fixed(_Joint):
     def XJ(self, q):
         return np.eye(6)
 
+
+
+# ---------------------------------------------------------------------------- swing–twist
+#
+# R is the plug's (successor's) orientation in the socket's (predecessor's) frame. It
+# factors uniquely, for θ_swing < π, as
+#
+#     R = R_swing · Rz(θ_twist),                                                   (ST-1)
+#
+# R_swing turning the socket's z axis onto the plug's, b = R e_z, about the axis
+# e_z × b ⟂ both (in the socket's xy-plane), and Rz a turn about the plug's own z.
+# The swing angle is the angle between the two z axes (seed eq. 27):
+#
+#     θ_swing = arccos(R_zz)                                                        (ST-2)
+#
+# and the twist follows from the quaternion (w, x, y, z) = (cos(θs/2) cos(θt/2), …,
+# cos(θs/2) sin(θt/2)) of (ST-1): R_xx + R_yy = 2(w² − z²), R_yx − R_xy = 4wz and
+# 1 + R_zz = 2(w² + z²), so (the corrected seed eq. 29, signed)
+#
+#     cos θ_twist = (R_xx + R_yy) / (1 + R_zz),  sin θ_twist = (R_yx − R_xy) / (1 + R_zz).   (ST-3)
+#
+# At θ_swing = π (1 + R_zz = 0) every swing axis in the xy-plane works and the twist
+# is undefined: the one singularity of the swing–twist description.
+
+ROT_TOL = 1e-6
+"""How far from orthonormal (max |RRᵀ − 1|) a rotation matrix may be before it is rejected."""
+
+
+def _check_rotation(R, what="R"):
+    R = np.asarray(R, dtype=float)
+    if R.shape != (3, 3) or not np.all(np.isfinite(R)):
+        raise ValueError(f"{what} must be a finite 3x3 rotation matrix, got {R!r}")
+    err = np.abs(R @ R.T - np.eye(3)).max()
+    if err > ROT_TOL or np.linalg.det(R) < 0:
+        raise ValueError(f"{what} is not a rotation matrix (max |R Rᵀ − 1| = {err:.3g}, "
+                         f"det = {np.linalg.det(R):.6g})")
+    return R
+
+
+def _twist_cos_sin(R):
+    """(1 + R_zz)·(cos θ_twist, sin θ_twist), eq. (ST-3), refusing θ_swing = π."""
+    c, s = R[0, 0] + R[1, 1], R[1, 0] - R[0, 1]
+    if 1.0 + R[2, 2] < 1e-12:
+        raise ValueError("swing angle is π (the plug's z axis points opposite the socket's): "
+                         "the twist angle is undefined there")
+    return c, s
+
+
+def swing_twist(R):
+    """``(θ_swing, θ_twist)`` of the rotation ``R`` of the plug relative to the socket:
+    θ_swing ∈ [0, π] is the angle between the z axes (ST-2), θ_twist ∈ (−π, π] the
+    turn about the plug's z axis left after the swing (ST-3). Raises ``ValueError``
+    for a matrix that is not a rotation, or at θ_swing = π where the twist is undefined."""
+    R = _check_rotation(R)
+    c, s = _twist_cos_sin(R)
+    # atan2, not arccos(R_zz): arccos loses half the digits near θ_swing = 0
+    swing = math.atan2(math.hypot(R[0, 2], R[1, 2]), R[2, 2])        # (ST-2)
+    return swing, math.atan2(s, c)                                  # (ST-3)
+
+
+def from_swing_twist(phi, swing, twist):
+    """The rotation ``R = R_swing · Rz(twist)`` (ST-1) whose plug z axis is tilted by
+    ``swing`` towards the azimuth ``phi`` of the socket's xy-plane, i.e.
+    ``R e_z = (sin θs cos φ, sin θs sin φ, cos θs)``. The swing axis is
+    ``(−sin φ, cos φ, 0)``; ``phi = atan2(R_yz, R_xz)`` recovers φ from R."""
+    return exp_so3(swing * np.array([-math.sin(phi), math.cos(phi), 0.0])) @ rotz(float(twist))
+
+
+def swing_twist_factors(R):
+    """``(R_swing, R_twist)`` with ``R = R_swing @ R_twist`` (ST-1)."""
+    R = _check_rotation(R)
+    swing, twist = swing_twist(R)
+    R_twist = rotz(twist)
+    return R @ R_twist.T, R_twist
+
+
+def swing_twist_limit_violation(R, swing_max, twist_max=math.pi):
+    """A cone-and-twist range limit of a ball joint: ``θ_swing ≤ swing_max`` and
+    ``|θ_twist| ≤ twist_max`` (the default ``twist_max = π`` means no twist limit).
+
+    Returns ``(g, G)``: ``g = [θ_swing − swing_max, |θ_twist| − twist_max]`` (≤ 0
+    inside the limits), and the 2 x 6 matrix ``G`` whose row k is the spatial motion
+    direction [angular; linear], in successor coordinates, along which g_k grows:
+    ``g(R exp(δ×)) = g + G[:, :3] δ + O(δ²)`` for a small rotation δ of the plug in
+    its own frame, so ``ġ = G v_J`` for the joint velocity ``v_J = S q̇``.
+    The swing row is the unit vector ``−(e_z × a)/sin θ_swing``, ``a = Rᵀ e_z`` the
+    socket's z axis in plug coordinates; at θ_swing = 0, where no direction is
+    preferred, it is zero (the swing limit is then inactive for ``swing_max > 0``).
+    """
+    R = _check_rotation(R)
+    if not 0 < swing_max < math.pi:
+        raise ValueError(f"swing_max must lie in (0, π), got {swing_max!r}")
+    if not 0 <= twist_max <= math.pi:
+        raise ValueError(f"twist_max must lie in [0, π], got {twist_max!r}")
+    swing, twist = swing_twist(R)
+    c, s = _twist_cos_sin(R)
+    G = np.zeros((2, 6))
+    a = R[2]                                            # Rᵀ e_z
+    sin_swing = math.hypot(a[0], a[1])
+    if sin_swing > 1e-12:
+        # dR_zz = a·(δ × e_z) = −δ·(e_z × a), and dθ = −dR_zz / sin θ
+        G[0, :3] = np.array([a[1], -a[0], 0.0]) / sin_swing
+    for k in range(3):
+        # dR = R (δ×) for δ = e_k; differentiate θ_twist = atan2(s, c) of (ST-3)
+        dR = R @ skew(np.eye(3)[k])
+        ds, dc = dR[1, 0] - dR[0, 1], dR[0, 0] + dR[1, 1]
+        G[1, k] = (c * ds - s * dc) / (c * c + s * s)
+    G[1] *= 1.0 if twist >= 0 else -1.0                 # d|θ_twist| = sign(θ_twist) dθ_twist
+    return np.array([swing - swing_max, abs(twist) - twist_max]), G

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .joints import Fixed, Free, Prismatic, Revolute, Spherical
+from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
 from .spatial import exp_so3, mcI, plux
 
 __all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state",
@@ -25,7 +25,7 @@ __all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state",
 GRAVITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -9.81])
 """Default gravity: a spatial acceleration of 9.81 m/s² along −z of the base frame."""
 
-_JOINT_TYPES = (Revolute, Prismatic, Spherical, Free, Fixed)
+_JOINT_TYPES = (Revolute, Prismatic, Spherical, SphericalZYX, Free, Fixed)
 
 
 def _numeric(a):
@@ -323,12 +323,14 @@ def random_tree(n, seed=None, joint_types=("revolute", "prismatic", "spherical",
     Each body's parent is the previous body with probability ``p_chain`` and a
     uniformly chosen earlier body otherwise. Joint types cycle through
     ``joint_types`` in random order (so every type appears when n >= their count);
-    axes, tree transforms and inertias are random but physical.
+    axes, tree transforms and inertias are random but physical. Besides the defaults,
+    ``"spherical_zyx"`` (the Euler-angle ball joint of Chapter 2) is available.
     """
     rng = np.random.default_rng(seed)
     makers = {"revolute": lambda: Revolute(_random_axis(rng)),
               "prismatic": lambda: Prismatic(_random_axis(rng)),
-              "spherical": Spherical, "free": Free, "fixed": Fixed}
+              "spherical": Spherical, "spherical_zyx": SphericalZYX, "free": Free,
+              "fixed": Fixed}
     for t in joint_types:
         if t not in makers:
             raise ValueError(f"unknown joint type {t!r}; choose from {sorted(makers)}")
