@@ -4,8 +4,7 @@ Spatial vectors are in Featherstone's [angular; linear] order throughout; see th
 book's conventions appendix. Public functions take the model first.
 """
 
-from . import joints, spatial
-from . import urdf
+from . import joints, spatial, urdf
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
 from .kinematics import (body_accelerations, body_pose, body_velocities,
                          forward_kinematics, jacobian, jdot_qdot, point_jacobian,
@@ -13,9 +12,9 @@ from .kinematics import (body_accelerations, body_pose, body_velocities,
 from .model import (Model, floating_base, integrate_q, neutral_q, planar_chain,
                     pointers, random_q, random_tree)
 from .rnea import rnea
-from .aba import aba, aba_local_frame
-from .aba import (Gear, aba_geared, contact_impulse, gear_matrix, geared_q,
-                  inter_body_inertia, joint_limit_impulse, theta_recursion)
+from .aba import (Gear, aba, aba_geared, aba_local_frame, contact_impulse, gear_matrix,
+                  geared_q, inter_body_inertia, joint_limit_impulse, theta_recursion)
+from .crb import crba, forward_dynamics_crb
 from .integrate import Trajectory, energy, momentum, simulate
 
 __version__ = "0.1.0"
