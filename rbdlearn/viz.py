@@ -63,8 +63,8 @@ class ChainDrawing:
                       for i in range(model.N)]
         self.joints = ax.plot([], [], "o", ms=7, mfc="white", mec="k", alpha=alpha,
                               zorder=3)[0]
-        self.coms = ax.plot([], [], "P" if coms else "", ms=8, color="k", alpha=alpha,
-                            zorder=4)[0]
+        self.coms = ax.plot([], [], "P", ls="none", ms=8, color="k", alpha=alpha,
+                            zorder=4, visible=coms)[0]
         self.arrows = None
         if qd is not None:
             self.arrows = ax.quiver(np.zeros(model.N), np.zeros(model.N),

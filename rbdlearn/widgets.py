@@ -26,7 +26,10 @@ from .spatial import force_X, inv_X, mcI, plux, rotx
 
 __all__ = ["plucker_explorer", "rnea_explorer", "constrained_motion_explorer",
            "with_payload", "plate_body", "hinge_S", "slider_S", "PLANE_S",
-           "applied_force"]
+           "applied_force", "draw_propagation", "propagation_explorer",
+           "draw_heatmap", "felt_inertias", "felt_masses",
+           "articulated_inertia_explorer", "inward_pass_steps", "small_trees",
+           "aba_step_explorer"]
 
 
 class _Picture:
@@ -282,3 +285,432 @@ def constrained_motion_explorer():
                       f"Sᵀ f_c = {_vec(S.T @ f_c, 6)}</pre>")
 
     return _box(pic, c, html, update)
+
+
+# ------------------------------------------------- (d) Chapter 2: propagation and Î, Ẑ
+
+def draw_propagation(ax, arrow_scale=0.25):
+    """Frames a and b in the y–z plane (rotations about x), for seed 000 §1.
+
+    Frame a sits at the origin with angle ``θ_a`` and spins with ω_a; frame b is at
+    ``r_ab`` in a's axes and moves with ``v_ab`` and spins with ω_ab relative to a.
+    Returns ``update(θ_a, ω_a, r_ab, v_ab, ω_ab)`` (2-vectors: y, z components) that
+    redraws the frames, the relative velocity and the two parts of C_ab (centripetal
+    −|ω_a|² r_ab, Coriolis 2 ω_a × v_ab), and returns a dict with ``V_b``, ``C_ab``
+    and ``A_b`` (eqs. 4, 9, at A_a = 0 and A_ab = 0; [linear; angular], b's axes).
+    """
+    from .aba import local_C, local_X
+    frame_a = viz.draw_frame_2d(ax, (0, 0), 0, "a")
+    frame_b = viz.draw_frame_2d(ax, (1, 0), 0, "b", color="C0")
+    names = [("relative velocity $v_{ab}$", "C1"), ("centripetal $-|\\omega_a|^2 r_{ab}$", "C3"),
+             ("Coriolis $2\\omega_a\\times v_{ab}$", "C2"), ("$C_{ab}$ (linear part)", "k")]
+    arrows = [ax.quiver([0], [0], [0], [0], color=col, angles="xy", scale_units="xy", scale=1,
+                        width=0.01, zorder=5, label=label) for label, col in names]
+    path = ax.plot([], [], ":", color="C0", lw=1)[0]
+    ax.legend(loc="lower left", fontsize=7)
+
+    def update(theta_a, w_a, r_ab, v_ab, w_ab):
+        R_a = rotx(theta_a)
+        wa, wab = np.array([w_a, 0.0, 0.0]), np.array([w_ab, 0.0, 0.0])
+        r, v = np.array([0.0, *r_ab]), np.array([0.0, *v_ab])
+        C = local_C(wa, r, v, wab)                                             # (9)
+        V_b = local_X(np.eye(3), r) @ np.r_[0, 0, 0, wa] + local_X(np.eye(3), None) @ np.r_[v, wab]  # (4)
+        A_b = local_X(np.eye(3), None) @ C
+        origin = (R_a @ r)[1:]
+        frame_a((0, 0), theta_a)
+        frame_b(origin, theta_a)          # b drawn at the instant its axes are a's (R_ab = 1)
+        parts = [v, (wa @ r) * wa - (wa @ wa) * r, 2 * np.cross(wa, v), C[:3]]
+        for arrow, vec in zip(arrows, parts):
+            arrow.set_offsets([origin])
+            world = arrow_scale * (R_a @ vec)
+            arrow.set_UVC([world[1]], [world[2]])
+        ang = np.linspace(0, 2 * np.pi, 60)
+        rad = math.hypot(*origin)
+        path.set_data(rad * np.cos(ang), rad * np.sin(ang))
+        return {"V_b": V_b, "C_ab": C, "A_b": A_b}
+
+    return update
+
+
+def propagation_explorer():
+    """Widget for seed 000 §1: sliders for a's angle and spin, b's position, velocity
+    and spin relative to a; shows C_ab's centripetal and Coriolis parts (eq. 9)."""
+    pic = _Picture((5.0, 5.0))
+    ax = pic.fig.add_subplot()
+    ax.set(xlim=(-2.2, 2.2), ylim=(-2.2, 2.2), aspect="equal", xlabel="y", ylabel="z",
+           title="frame b relative to a spinning frame a")
+    draw = draw_propagation(ax)
+    pic.fig.tight_layout()
+    c = {"θ_a": _slider("θ_a", 0.0, -3.14, 3.14), "ω_a": _slider("ω_a", 1.0, -2, 2),
+         "r_y": _slider("r_ab y", 1.2, -2, 2), "r_z": _slider("r_ab z", 0.0, -2, 2),
+         "v_y": _slider("v_ab y", 0.0, -2, 2), "v_z": _slider("v_ab z", 1.0, -2, 2),
+         "ω_ab": _slider("ω_ab", 0.0, -2, 2)}
+    html = W.HTML()
+
+    def update():
+        out = draw(c["θ_a"].value, c["ω_a"].value, (c["r_y"].value, c["r_z"].value),
+                   (c["v_y"].value, c["v_z"].value), c["ω_ab"].value)
+        pic.refresh()
+        html.value = ("<pre style='font-size:12px'>[linear; angular], b's axes\n"
+                      f"V_b  = {_vec(out['V_b'])}\nC_ab = {_vec(out['C_ab'])}\n"
+                      f"A_b  = {_vec(out['A_b'])}\n(A_a = 0, A_ab = 0)</pre>")
+
+    return _box(pic, c, html, update)
+
+
+_LIN_ANG = ["$f_x$", "$f_y$", "$f_z$", "$n_x$", "$n_y$", "$n_z$"]
+
+
+def draw_heatmap(ax, M, title="", vmax=None, labels=_LIN_ANG):
+    """A 6x6 matrix as a heat map (diverging colours, 0 white); returns ``update(M)``."""
+    M = np.asarray(M, dtype=float)
+    vmax = vmax or max(1e-9, np.abs(M).max())
+    im = ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
+    ax.set_xticks(range(6), ["$a_x$", "$a_y$", "$a_z$", "$α_x$", "$α_y$", "$α_z$"], fontsize=7)
+    ax.set_yticks(range(6), labels, fontsize=7)
+    ax.set_title(title, fontsize=9)
+
+    def update(M, title=None):
+        im.set_data(np.asarray(M, dtype=float))
+        if title is not None:
+            ax.set_title(title, fontsize=9)
+
+    return update
+
+
+def felt_inertias(q2, m2, lengths=(1.0, 1.0), m1=1.0):
+    """Body 1 of a planar 2-link arm, in seed 000's centre-of-mass frame, [linear; angular]:
+    its own inertia I_1, its articulated inertia Î_1 (joint 2 free) and the composite
+    rigid inertia (joint 2 locked) — the last as Î_1 of the arm with link 2 welded on."""
+    from .aba import aba_local_frame
+    from .joints import Fixed
+    arm = planar_chain(2, length=list(lengths), mass=[m1, m2])
+    q, zero = np.array([0.0, q2]), np.zeros(2)
+    _, I_hat, _ = aba_local_frame(arm, q, zero, zero, return_articulated=True)
+    locked = Model(parent=arm.parent, joints=[None, arm.joints[1], Fixed()],
+                   Xtree=[None, arm.Xtree[1], arm.joints[2].XJ([q2]) @ arm.Xtree[2]],
+                   I=arm.I, gravity=arm.gravity)
+    _, I_rigid, _ = aba_local_frame(locked, [0.0], [0.0], [0.0], return_articulated=True)
+    own = np.diag([m1] * 3 + [m1 * lengths[0] ** 2 / 12, 0.0, m1 * lengths[0] ** 2 / 12])
+    return {"own": own, "articulated": I_hat[1], "rigid": I_rigid[1]}
+
+
+def felt_masses(M):
+    """Mass felt by a push at body 1's centre of mass along its y and z axes, for the
+    planar motions (y, z, rotation about x): 1 / (e_kᵀ M_plane⁻¹ e_k)."""
+    plane = [1, 2, 3]
+    Minv = np.linalg.inv(np.asarray(M, dtype=float)[np.ix_(plane, plane)])
+    return 1 / Minv[0, 0], 1 / Minv[1, 1]
+
+
+def articulated_inertia_explorer():
+    """Widget for the ABA theorem: body 1 of a planar 2-link arm feels link 2 through
+    joint 2. Sliders for q2 and link 2's mass; heat maps of I_1, Î_1 and the rigid
+    composite, and the mass felt by a push along body 1's y and z axes."""
+    pic = _Picture((8.6, 3.2))
+    axes = pic.fig.subplots(1, 3)
+    mats = felt_inertias(0.8, 1.0)
+    vmax = 3.0
+    draws = [draw_heatmap(ax, mats[k], t, vmax) for ax, k, t in zip(
+        axes, ("own", "articulated", "rigid"),
+        ("own $I_1$", "articulated $\\hat I_1$", "rigid (joint 2 locked)"))]
+    pic.fig.tight_layout()
+    c = {"q2": _slider("q2", 0.8, -3.14, 3.14), "m2": _slider("m2 kg", 1.0, 0.0, 3.0)}
+    html = W.HTML()
+
+    def update():
+        mats = felt_inertias(c["q2"].value, c["m2"].value)
+        for d, k in zip(draws, ("own", "articulated", "rigid")):
+            d(mats[k])
+        pic.refresh()
+        felt = {k: felt_masses(M) for k, M in mats.items()}
+        html.value = ("<pre style='font-size:12px'>mass felt by a push\n"
+                      "along body 1's  y      z\n" + "\n".join(
+                          f"{k:12s}{a:6.3f} {b:6.3f}" for k, (a, b) in felt.items()) + "</pre>")
+
+    return _box(pic, c, html, update)
+
+
+
+# ------------------------------------------- (e) Chapter 2: one contact impulse on an arm
+
+__all__ += ["CONTACT_ARM", "CONTACT_TIP", "draw_contact", "contact_explorer"]
+
+CONTACT_ARM = planar_chain(3, length=[1.0, 0.8, 0.6], mass=[2.0, 1.5, 1.0])
+"""The planar 3-link arm of the contact section (links 1.0, 0.8, 0.6 m; 2, 1.5, 1 kg)."""
+CONTACT_TIP = np.array([0.0, 0.6, 0.0])
+"""The tip of its last link, in body-3 coordinates: the contact point."""
+
+
+def draw_contact(ax, arm=CONTACT_ARM, tip=CONTACT_TIP, scale=0.25, impulse_scale=0.6):
+    """The tip of a planar arm hitting the ground (a horizontal line through the tip).
+
+    Returns ``update(q, qd, e, mu)``: it resolves the impact with
+    :func:`rbdlearn.contact_impulse` (normal +z, body = the last link), redraws the arm,
+    the ground, the tip velocity before (grey) and after (green) the impact — arrows of
+    length ``scale·|v|`` — and the impulse ``P`` on the tip (red, ``impulse_scale·|P|``),
+    and returns the :class:`rbdlearn.aba.ContactImpulse`.
+    """
+    from .aba import contact_impulse
+    i = arm.N
+    drawing = viz.ChainDrawing(ax, arm, np.zeros(arm.N), coms=False)
+    drawing.coms.set_visible(False)          # coms=False leaves a line through the COMs
+    ground = ax.plot([], [], "-", color="0.3", lw=2)[0]
+    hatch = ax.fill_between([0.0, 0.0], [0.0, 0.0], color="0.85", zorder=0)
+    style = dict(angles="xy", scale_units="xy", scale=1, width=0.009, zorder=6)
+    arrows = {k: ax.quiver([0.0], [0.0], [0.0], [0.0], color=col, label=lab, **style)
+              for k, col, lab in (("v_before", "0.55", "tip velocity before"),
+                                  ("v_after", "C2", "tip velocity after"),
+                                  ("P", "C3", "impulse P"))}
+    xlim = ax.get_xlim()
+
+    def update(q, qd, e, mu):
+        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        g = drawing.update(q)
+        p_tip = g["tips"][-1]
+        res = contact_impulse(arm, q, qd, i, tip, (0.0, 0.0, 1.0), e, mu)
+        ground.set_data(list(xlim), [p_tip[1]] * 2)
+        hatch.set_paths([[[xlim[0], p_tip[1]], [xlim[1], p_tip[1]],
+                          [xlim[1], p_tip[1] - 5.0], [xlim[0], p_tip[1] - 5.0]]])
+        for k, s in (("v_before", scale), ("v_after", scale), ("P", impulse_scale)):
+            vec = s * getattr(res, k)[1:]           # y, z components (world)
+            arrows[k].set_offsets([p_tip])
+            arrows[k].set_UVC([vec[0]], [vec[1]])
+        return res
+
+    return update
+
+
+def contact_explorer():
+    """Widget for seed 000 §2.8 used in a contact step: the tip of a planar 3-link arm
+    (:data:`CONTACT_ARM`) strikes the ground. Sliders for the configuration, the joint
+    velocities at impact, the restitution e and the friction μ; shows the impulse, the
+    tip velocity before and after, the mode (stick / slide), Δq̇ and the change of
+    kinetic energy."""
+    from .integrate import energy
+    pic = _Picture((5.0, 4.6))
+    ax = pic.fig.add_subplot()
+    ax.set(xlim=(-2.6, 2.6), ylim=(-2.8, 1.4), aspect="equal", xlabel="y [m]",
+           ylabel="z [m]", title="an impact at the tip")
+    draw = draw_contact(ax)
+    ax.legend(loc="upper left", fontsize=7)
+    pic.fig.tight_layout()
+    c = {"q1": _slider("q1", -0.8, -3.14, 0.0), "q2": _slider("q2", -0.3, -2.5, 2.5),
+         "q3": _slider("q3", 0.1, -2.5, 2.5), "qd1": _slider("q̇1", -1.9, -4, 4),
+         "qd2": _slider("q̇2", 1.0, -4, 4), "qd3": _slider("q̇3", 0.2, -4, 4),
+         "e": _slider("e", 0.5, 0.0, 1.0), "mu": _slider("μ", 0.3, 0.0, 1.5)}
+    html = W.HTML()
+
+    def update():
+        q = np.array([c[f"q{k}"].value for k in (1, 2, 3)])
+        qd = np.array([c[f"qd{k}"].value for k in (1, 2, 3)])
+        res = draw(q, qd, c["e"].value, c["mu"].value)
+        pic.refresh()
+        Pn, Pt = res.P[2], res.P[1]
+        ratio = f"{abs(Pt) / Pn:.3f}" if Pn > 0 else "—"
+        html.value = ("<pre style='font-size:12px'>"
+                      f"mode      {res.mode}\n"
+                      f"v before  (y, z) = {_vec(res.v_before[1:])} m/s\n"
+                      f"v after   (y, z) = {_vec(res.v_after[1:])} m/s\n"
+                      f"impulse P (y, z) = {_vec(res.P[1:])} N s\n"
+                      f"|P_t| / P_n      = {ratio}\n"
+                      f"Δq̇              = {_vec(res.dqd)} rad/s\n"
+                      f"kinetic energy change = {energy(CONTACT_ARM, q, qd + res.dqd) - energy(CONTACT_ARM, q, qd):+.3f} J</pre>")
+
+    return _box(pic, c, html, update)
+
+
+# ------------------------------------------- (e) Chapter 2: the ball joint, swing and twist
+
+def zyx_angles(R):
+    """The ZYX Euler angles ``(q_z, q_y, q_x)`` of :class:`rbdlearn.SphericalZYX` with
+    ``R = Rz(q_z) Ry(q_y) Rx(q_x)``, ``q_y ∈ [−π/2, π/2]``. At gimbal lock
+    (``|R_zx| = 1``) only ``q_z ∓ q_x`` is determined; ``q_x = 0`` is returned."""
+    R = np.asarray(R, dtype=float)
+    qy = math.asin(max(-1.0, min(1.0, -R[2, 0])))          # R_zx = −sin q_y
+    if math.hypot(R[2, 1], R[2, 2]) < 1e-12:                # cos q_y = 0
+        return np.array([math.atan2(-R[0, 1], R[1, 1]), qy, 0.0])
+    return np.array([math.atan2(R[1, 0], R[0, 0]), qy, math.atan2(R[2, 1], R[2, 2])])
+
+
+def draw_ball_joint(ax, swing_max=None, length=1.0):
+    """A ball joint on a 3-D axes: the socket frame (thin, fixed), the plug frame
+    (thick, x red, y green, z blue), the cone ``θ_swing ≤ swing_max`` about the socket's
+    z axis (omitted for None) and the arc of the swing angle between the two z axes.
+    Returns ``update(R, swing_max=None)``: redraws the plug at orientation R (plug
+    coordinates → socket coordinates); the cone turns red when R lies outside it."""
+    from .joints import swing_twist
+    colors = ("C3", "C2", "C0")
+    for k, col in enumerate(colors):                         # the socket frame
+        ax.plot(*np.outer(np.eye(3)[k], [0, 0.75 * length]), "--", color=col, lw=1)
+    plug = [ax.plot([], [], [], "-", color=col, lw=3)[0] for col in colors]
+    arc = ax.plot([], [], [], "-", color="k", lw=1.5)[0]
+    ring = np.linspace(0, 2 * np.pi, 41)
+    cone = [ax.plot([], [], [], "-", color="0.4", lw=1)[0] for _ in range(9)]
+    state = {"swing_max": swing_max}
+    ax.set(xlim=(-length, length), ylim=(-length, length), zlim=(-length, length),
+           xlabel="x", ylabel="y", zlabel="z", xticks=[-length, 0, length],
+           yticks=[-length, 0, length], zticks=[-length, 0, length])
+    ax.set_box_aspect((1, 1, 1))
+
+    def draw_cone(smax):
+        if smax is None:
+            for line in cone:
+                line.set_data_3d([], [], [])
+            return
+        s, c = math.sin(smax) * length, math.cos(smax) * length
+        cone[0].set_data_3d(s * np.cos(ring), s * np.sin(ring), np.full_like(ring, c))
+        for line, a in zip(cone[1:], np.linspace(0, 2 * np.pi, 8, endpoint=False)):
+            line.set_data_3d([0, s * math.cos(a)], [0, s * math.sin(a)], [0, c])
+
+    def update(R, swing_max=None):
+        R = np.asarray(R, dtype=float)
+        if swing_max is not None:
+            state["swing_max"] = swing_max
+        draw_cone(state["swing_max"])
+        for k, line in enumerate(plug):
+            line.set_data_3d(*np.outer(R[:, k], [0, length]))
+        swing, _ = swing_twist(R)
+        b = R[:, 2]                                          # the plug's z axis
+        u = b - b[2] * np.eye(3)[2]                          # its part ⟂ socket z
+        u = u / np.linalg.norm(u) if np.linalg.norm(u) > 1e-9 else np.eye(3)[0]
+        a = np.linspace(0, swing, 20)
+        pts = 0.5 * length * (np.outer(np.cos(a), np.eye(3)[2]) + np.outer(np.sin(a), u))
+        arc.set_data_3d(pts[:, 0], pts[:, 1], pts[:, 2])
+        outside = state["swing_max"] is not None and swing > state["swing_max"]
+        for line in cone:
+            line.set_color("C3" if outside else "0.4")
+        return swing
+
+    update(np.eye(3))
+    return update
+
+
+def ball_joint_explorer(swing_max=math.radians(40)):
+    """Widget for seed 000 §2.5.3: sliders for the azimuth φ of the swing, the swing and
+    twist angles and the cone limit; shows socket and plug frames and the cone, and
+    reads out R = R_swing(φ, θ_s) Rz(θ_t) (:func:`rbdlearn.joints.from_swing_twist`),
+    the angles recovered from R (eqs. 27, 29), the ZYX Euler angles of the same R with
+    det(SᵀS) = cos² q_y, and the limit functions g (≤ 0 inside the limit)."""
+    from .joints import from_swing_twist, swing_twist, swing_twist_limit_violation
+    pic = _Picture((4.4, 4.4), dpi=72)
+    ax = pic.fig.add_subplot(projection="3d")
+    ax.view_init(elev=20, azim=35)
+    draw = draw_ball_joint(ax, swing_max)
+    pic.fig.subplots_adjust(0, 0, 1, 1)
+    c = {"φ": _slider("φ", 0.0, -3.14, 3.14), "swing": _slider("swing", 0.5, 0.0, 3.0),
+         "twist": _slider("twist", 0.3, -3.14, 3.14),
+         "limit": _slider("swing max", swing_max, 0.05, 3.0)}
+    html = W.HTML()
+
+    def update():
+        R = from_swing_twist(c["φ"].value, c["swing"].value, c["twist"].value)
+        draw(R, c["limit"].value)
+        pic.refresh()
+        swing, twist = swing_twist(R)
+        qz, qy, qx = zyx_angles(R)
+        g, _ = swing_twist_limit_violation(R, c["limit"].value)
+        html.value = (
+            "<pre style='font-size:12px;line-height:1.35'>R =\n" +
+            "\n".join(_vec(row, 3) for row in R) +
+            f"\n\nfrom R:  swing = arccos R_zz   = {swing:+.3f}\n"
+            f"         twist (corr. eq. 29) = {twist:+.3f}\n"
+            f"ZYX:     (q_z, q_y, q_x) = {_vec((qz, qy, qx), 3)}\n"
+            f"         det(SᵀS) = cos² q_y = {math.cos(qy) ** 2:.3f}\n"
+            f"limit:   g_swing = {g[0]:+.3f}  "
+            f"({'outside' if g[0] > 0 else 'inside'} the cone)</pre>")
+
+    return _box(pic, c, html, update)
+
+
+__all__ += ["zyx_angles", "draw_ball_joint", "ball_joint_explorer"]
+
+
+def inward_pass_steps(model, q):
+    """Î of every body after each step of the ABA's inward pass (seed 000's frames).
+
+    ``steps[s][i]`` is body i's accumulated articulated inertia once bodies N, …, N−s+1
+    have been processed: its own inertia plus the contributions (eq. 25) of its
+    children processed so far. Each is computed as Î_i of the subtree of i without the
+    children not yet processed (at rest, τ = 0; Î depends on q only).
+    """
+    from .aba import aba_local_frame
+    N = model.N
+    children = [[c for c in range(1, N + 1) if model.parent[c] == i] for i in range(N + 1)]
+    steps = []
+    for s in range(N + 1):
+        done = set(range(N - s + 1, N + 1))
+        mats = [None]
+        for i in range(1, N + 1):
+            drop = {b for c in children[i] if c not in done for b in model.subtree(c)}
+            keep = [b for b in model.subtree(i) if b not in drop]
+            new = {b: k for k, b in enumerate(keep, start=1)}
+            sub = Model(parent=[-1] + [0 if b == i else new[model.parent[b]] for b in keep],
+                        joints=[None] + [model.joints[b] for b in keep],
+                        Xtree=[None] + [model.Xtree[b] for b in keep],
+                        I=[None] + [model.I[b] for b in keep])
+            q_sub = np.concatenate([np.zeros(0)] + [q[model.q_slices[b]] for b in keep])
+            zero = np.zeros(sub.nv)
+            mats.append(aba_local_frame(sub, q_sub, zero, zero, return_articulated=True)[1][1])
+        steps.append(mats)
+    return steps
+
+
+def small_trees():
+    """A few small trees (name → (model, q)) for the ABA step-through."""
+    from .model import floating_base, random_q, random_tree
+    rng = np.random.default_rng(2)
+    trees = {"3-link planar chain": planar_chain(3),
+             "branching tree, 5 bodies": random_tree(5, seed=20, p_chain=0.4, joint_types=(
+                 "revolute", "prismatic", "spherical")),
+             "chain with a ball joint": random_tree(4, seed=11, p_chain=1.0,
+                                                    joint_types=("revolute", "spherical", "prismatic")),
+             "floating base + 2 bodies": floating_base(
+                 random_tree(2, seed=3, joint_types=("revolute",)),
+                 mcI(2.0, [0.1, 0.0, 0.0], np.diag([0.2, 0.3, 0.4])))}
+    return {name: (model, random_q(model, rng)) for name, model in trees.items()}
+
+
+def aba_step_explorer():
+    """Step through the ABA's inward pass on a small tree: one 6x6 heat map of Î per body."""
+    trees = small_trees()
+    cache = {}
+    pic = _Picture((10.0, 2.6))
+    html = W.HTML()
+    c = {"tree": W.Dropdown(options=list(trees), description="tree",
+                            layout=W.Layout(width="300px")),
+         "step": W.IntSlider(value=0, min=0, max=5, description="step",
+                             layout=W.Layout(width="300px"))}
+
+    shown = {"name": None, "draws": []}
+
+    def update():
+        name = c["tree"].value
+        model, q = trees[name]
+        if name not in cache:
+            cache[name] = inward_pass_steps(model, q)
+        steps = cache[name]
+        if shown["name"] != name:                # new tree: new axes (slow path)
+            c["step"].max = model.N
+            vmax = max(np.abs(M).max() for M in steps[-1][1:])
+            pic.fig.clear()
+            axes = np.atleast_1d(pic.fig.subplots(1, model.N))
+            shown["draws"] = [draw_heatmap(ax, steps[0][i], "", vmax)
+                              for i, ax in zip(range(1, model.N + 1), axes)]
+            for ax in axes:
+                ax.set_xticks([]), ax.set_yticks([])
+            shown["title"] = pic.fig.suptitle("", fontsize=10)
+            shown["name"] = name
+            html.value = ("<pre style='font-size:12px'>parent λ(i): " + str(model.parent[1:])
+                          + "\njoints: " + ", ".join(type(j).__name__ for j in model.joints[1:])
+                          + "\nstep s: bodies N … N−s+1 have added their\n"
+                            "contribution (eq. 25) to their parents</pre>")
+        s = min(c["step"].value, model.N)
+        for i, draw in enumerate(shown["draws"], start=1):
+            state = "final" if i > model.N - s else "next" if i == model.N - s else ""
+            draw(steps[s][i], f"body {i} {state}")
+        shown["title"].set_text(f"{name}: after {s} of {model.N} steps")
+        pic.refresh()
+
+    return _box(pic, c, html, update)
+
