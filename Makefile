@@ -67,7 +67,7 @@ clean:
 	rm -rf _build
 
 bench: $(STAMP)
-	@set -e; for f in benchmarks/*.py; do \
+	@set -e; for f in benchmarks/bench_*.py; do \
 	    if [ ! -e "$$f" ]; then echo "no scripts in benchmarks/"; break; fi; \
 	    echo "== $$f"; $(BIN)/python "$$f"; \
 	done
