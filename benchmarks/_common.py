@@ -45,10 +45,11 @@ def inputs(model, seed=0):
     return rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
 
 
-def ratio_table(title, ours, theirs, args):
+def ratio_table(title, ours, theirs, args, from_pin=None):
     """Time ``ours(model, q, qd, x)`` and Pinocchio's ``theirs(pm, pd, qp, vp, xp)`` on the
     30-body models with the same inputs, check they agree, print the ratios.
-    Both must return a joint-space vector (τ or q̈)."""
+    Both return a joint-space vector (τ or q̈), unless ``from_pin(model, pm, result)`` is
+    given to bring Pinocchio's result (e.g. a matrix) into rbdlearn's layout."""
     print(f"{title}: rbdlearn vs pinocchio (Python call), best of {args.repeat} repeats")
     print(f"target: rbdlearn within {TARGET:.0f}x of pinocchio\n")
     head = (f"{'model':<30} {'N':>3} {'nv':>3} {'rbdlearn µs':>12} {'pinocchio µs':>13} "
@@ -65,7 +66,7 @@ def ratio_table(title, ours, theirs, args):
                       interop.v_to_pin(model, pm, x))
         # same inputs, same answer: otherwise the timing compares different work
         mine = ours(model, q, qd, x)
-        ref = interop.v_from_pin(model, pm, theirs(pm, pd, qp, vp, xp))
+        ref = (from_pin or interop.v_from_pin)(model, pm, theirs(pm, pd, qp, vp, xp))
         err = np.abs(mine - ref).max() / max(1.0, np.abs(ref).max())
         t_rbd = best_time(lambda: ours(model, q, qd, x), args.repeat, args.min_time) * 1e6
         t_pin = best_time(lambda: theirs(pm, pd, qp, vp, xp), args.repeat, args.min_time) * 1e6

@@ -14,7 +14,8 @@ from .model import (Model, floating_base, integrate_q, neutral_q, planar_chain,
 from .rnea import rnea
 from .aba import (Gear, aba, aba_geared, aba_local_frame, contact_impulse, gear_matrix,
                   geared_q, inter_body_inertia, joint_limit_impulse, theta_recursion)
-from .crb import crba, forward_dynamics_crb
+from .crb import (Composite, composite_3vector, crba, crba_3vector, forward_dynamics_crb,
+                  jacobian_method, operation_counts, unit_vector_method)
 from .integrate import Trajectory, energy, momentum, simulate
 
 __version__ = "0.1.0"

@@ -9,16 +9,26 @@ from i to the root feels its projection onto j's own motion subspace:
     H_ji = S_jᵀ ⁱX_jᵀ F_i = (⁰S_j)ᵀ (⁰F_i),   H_ij = H_jiᵀ               (CRB-2)
 where ⁰S_j = ⁰X_j S_j and ⁰F_i = ⁱX₀ᵀ F_i are the same vectors in base coordinates.
 Entries between joints on different branches are zero (neither is on the other's path).
+
+The same matrix three more ways, for the chapter's comparison: the source's 3-vector form
+(``composite_3vector``, ``crba_3vector``), the unit-vector method (n RNEA calls) and the
+Jacobian form H = Σ_i (m_i J_Giᵀ J_Gi + J_Aiᵀ Ī_i J_Ai); ``operation_counts`` gives their
+flop counts.
 """
+
+import copy
+from dataclasses import dataclass
 
 import numpy as np
 
-from .kinematics import forward_kinematics
+from .kinematics import (body_pose, forward_kinematics, jacobian, joint_transforms,
+                         point_jacobian)
 from .model import check_state
 from .rnea import rnea
-from .spatial import inv_X
+from .spatial import skew, unskew
 
-__all__ = ["crba", "forward_dynamics_crb", "support_mask"]
+__all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
+           "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
 
 
 def _velocity_bodies(model):
@@ -42,21 +52,23 @@ def crba(model, q):
     """The joint-space inertia matrix H(q) (nv x nv, symmetric positive definite)."""
     (q,) = check_state(model, q=q)
     N, parent = model.N, model.parent
-    X0 = forward_kinematics(model, q)
-    S = [None] + [model.joints[i].S(q[model.q_slices[i]]) for i in range(1, N + 1)]
-    IC = [None] + [model.I[i].copy() for i in range(1, N + 1)]
+    Xup = joint_transforms(model, q)                                   # ⁱX_λ(i)
+    X0 = [np.eye(6)] + [None] * N                                      # ⁱX₀
+    for i in range(1, N + 1):
+        X0[i] = Xup[i] @ X0[parent[i]]
+    IC = [np.zeros((6, 6))] + [model.I[i].copy() for i in range(1, N + 1)]
     for i in range(N, 0, -1):
         if parent[i] > 0:
-            Xup = X0[i] @ inv_X(X0[parent[i]])                         # ⁱX_λ(i)
-            IC[parent[i]] = IC[parent[i]] + Xup.T @ IC[i] @ Xup        # (CRB-1)
-    S0 = np.zeros((6, model.nv))                                       # ⁰S_j, column by column
-    F0 = np.zeros((6, model.nv))                                       # ⁰F_i, column by column
-    for i in range(1, N + 1):
-        S0[:, model.v_slices[i]] = inv_X(X0[i]) @ S[i]
-        F0[:, model.v_slices[i]] = X0[i].T @ (IC[i] @ S[i])
-    H = np.where(support_mask(model), S0.T @ F0, 0.0)                  # (CRB-2), j on i's path
-    H = H + H.T                                  # the other triangle by symmetry, H_ij = H_jiᵀ
+            IC[parent[i]] = IC[parent[i]] + Xup[i].T @ IC[i] @ Xup[i]  # (CRB-1)
+    # (CRB-2) for every joint velocity k at once; b = body[k] is the body it moves
     body = _velocity_bodies(model)
+    S = np.hstack([np.zeros((6, 0))] + [model.joints[i].S(q[model.q_slices[i]])
+                                        for i in range(1, N + 1)]).T[:, :, None]   # S_b e_k
+    X0b, ICb = np.stack(X0)[body], np.stack(IC)[body]
+    S0 = np.linalg.solve(X0b, S)[:, :, 0]                 # ⁰S_j: ʲX₀ ⁰S_j = S_j (one row each)
+    F0 = (X0b.transpose(0, 2, 1) @ (ICb @ S))[:, :, 0]    # ⁰F_i = ⁱX₀ᵀ IC_i S_i
+    H = np.where(support_mask(model), S0 @ F0.T, 0.0)                  # (CRB-2), j on i's path
+    H = H + H.T                                  # the other triangle by symmetry, H_ij = H_jiᵀ
     H[body[:, None] == body[None, :]] *= 0.5     # a joint's own block was counted twice
     return H
 
@@ -67,3 +79,178 @@ def forward_dynamics_crb(model, q, qd, tau, f_ext=None):
     b = rnea(model, q, qd, np.zeros(model.nv), f_ext)
     L = np.linalg.cholesky(crba(model, q))                  # H = L Lᵀ
     return np.linalg.solve(L.T, np.linalg.solve(L, tau - b))
+
+
+# ------------------------------------------------------------------ the source's 3-vector form
+
+@dataclass
+class Composite:
+    """Composite bodies C_i (body i and everything outboard of it) in base coordinates:
+    mass ``m[i]``, centre of mass ``c[i]``, rotational inertia ``Ic[i]`` about ``c[i]``.
+    Entry 0 (the base) is unused."""
+    m: list
+    c: list
+    Ic: list
+
+
+def _mass_properties(I):
+    """(m, c, Ic) of a spatial inertia I = mcI(m, c, Ic) in its own frame; c = 0 if m = 0."""
+    m = float(I[5, 5])
+    c = unskew(I[:3, 3:]) / m if m > 0 else np.zeros(3)
+    return m, c, I[:3, :3] - m * skew(c) @ skew(c).T
+
+
+def _steiner(m, r):
+    """Parallel-axis term −m (r×)²: inertia about a point at −r from the COM, minus Ic."""
+    return m * (r @ r * np.eye(3) - np.outer(r, r))
+
+
+def _composites(model, X0):
+    N, parent = model.N, model.parent
+    children = [[] for _ in range(N + 1)]
+    for i in range(1, N + 1):
+        children[parent[i]].append(i)
+    m, c, Ic = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
+    for i in range(N, 0, -1):                  # children (k > i) are complete before i
+        mi, ci, Ii = _mass_properties(model.I[i])
+        R, p = body_pose(X0[i])
+        ci, Ii = p + R @ ci, R @ Ii @ R.T                       # body i in base coordinates
+        m[i] = mi + sum(m[k] for k in children[i])                                  # (C-1)
+        first = mi * ci + sum(m[k] * c[k] for k in children[i])
+        c[i] = first / m[i] if m[i] > 0 else p                                      # (C-2)
+        Ic[i] = Ii + _steiner(mi, ci - c[i]) + sum(
+            Ic[k] + _steiner(m[k], c[k] - c[i]) for k in children[i])               # (C-3)
+    return Composite(m, c, Ic)
+
+
+def composite_3vector(model, q):
+    """Mass, centre of mass and rotational inertia of every composite body, from the leaves:
+        m_C[i]  = m_i + Σ_k m_C[k]                                   (C-1)
+        c_C[i]  = (m_i c_i + Σ_k m_C[k] c_C[k]) / m_C[i]             (C-2)
+        Ic_C[i] = Ī_i − m_i (c_i − c_C[i])×² + Σ_k (Ic_C[k] − m_C[k] (c_C[k] − c_C[i])×²)  (C-3)
+    over the children k of i (the source, in base instead of link coordinates, so no
+    rotation ⁱR_k of the children's inertias is needed). Returns a :class:`Composite`."""
+    (q,) = check_state(model, q=q)
+    return _composites(model, forward_kinematics(model, q))
+
+
+def crba_3vector(model, q):
+    """H by the source's 3-vector composite-body method, every joint type.
+
+    Each column of a joint's S, turned into base coordinates, is a pair (Z_A, Z_L): the
+    angular acceleration of body i and the acceleration of its origin p_i when that one
+    joint velocity accelerates at unit rate (free and spherical joints: rotations about
+    axes through p_i, translations along axes). With nothing moving, the composite body C_i
+    needs the force and the moment about p_i
+        f̂ = m_C (Z_L + Z_A × (c_C − p_i)),    n̂ = Ic_C Z_A + (c_C − p_i) × f̂      (C-4)
+    and joint j on the path to the root, whose origin is p_j, carries its projection
+        H_ji = Z_Ajᵀ (n̂ + (p_i − p_j) × f̂) + Z_Ljᵀ f̂,    H_ij = H_jiᵀ              (C-5)
+    """
+    (q,) = check_state(model, q=q)
+    X0 = forward_kinematics(model, q)
+    C = _composites(model, X0)
+    N, vs = model.N, model.v_slices
+    ZA, ZL, p = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
+    for i in range(1, N + 1):
+        R, p[i] = body_pose(X0[i])
+        S = model.joints[i].S(q[model.q_slices[i]])
+        ZA[i], ZL[i] = R @ S[:3], R @ S[3:]                     # 3 x n_i, base coordinates
+    H = np.zeros((model.nv, model.nv))
+    for i in range(1, N + 1):
+        r = C.c[i] - p[i]
+        f = C.m[i] * (ZL[i] + np.cross(ZA[i], r, axis=0))                          # (C-4)
+        n = C.Ic[i] @ ZA[i] + np.cross(r, f, axis=0)
+        for j in model.ancestors(i):                             # i itself first
+            Hji = ZA[j].T @ (n + np.cross(p[i] - p[j], f, axis=0)) + ZL[j].T @ f   # (C-5)
+            H[vs[j], vs[i]] = Hji
+            H[vs[i], vs[j]] = Hji.T
+    return H
+
+
+# -------------------------------------------------------------------- the other two methods
+
+def unit_vector_method(model, q):
+    """H column by column: τ = rnea(q, q̇ = 0, q̈ = e_k) with gravity off is H e_k.
+    Like ``rnea``, works on sympy expressions (symbolic q or model parameters)."""
+    (q,) = check_state(model, q=q)
+    still = copy.copy(model)                   # shallow copy: the same bodies, no gravity
+    still.gravity = np.zeros(6)
+    zero = np.zeros(model.nv)
+    columns = [rnea(still, q, zero, e) for e in np.eye(model.nv)]     # H e_k, k = 1..nv
+    return np.array(columns).reshape(model.nv, model.nv).T
+
+
+def jacobian_method(model, q):
+    """H = Σ_i (m_i J_Giᵀ J_Gi + J_Aiᵀ Ī_i J_Ai): J_Gi is the Jacobian of body i's centre
+    of mass, J_Ai of its angular velocity, Ī_i its rotational inertia about the COM, all in
+    base coordinates (the kinetic energy ½ q̇ᵀ H q̇ summed body by body)."""
+    (q,) = check_state(model, q=q)
+    X0 = forward_kinematics(model, q)
+    H = np.zeros((model.nv, model.nv))
+    for i in range(1, model.N + 1):
+        m, c, Ic = _mass_properties(model.I[i])
+        R, _ = body_pose(X0[i])
+        JG = point_jacobian(model, q, i, c, frame="world")
+        JA = jacobian(model, q, i, "world")[:3]
+        H += (m * JG.T) @ JG + JA.T @ ((R @ Ic @ R.T) @ JA)
+    return H
+
+
+# ------------------------------------------------------------------------ operation counts
+
+def _mm(a, b, c):
+    """Flops of an (a x b) @ (b x c) product: a·b·c multiplications, a·(b−1)·c additions."""
+    return a * c * (2 * b - 1) if b > 0 else 0
+
+
+def _rnea_flops(model):
+    n, N = [None] + [j.nv for j in model.joints[1:]], model.N
+    total = N * _mm(6, 6, 6)                                    # Xup = XJ Xtree
+    for i in range(1, N + 1):
+        total += _mm(6, 6, 1) + _mm(6, n[i], 1) + 6             # v = Xup v_λ + S q̇
+        total += _mm(6, 6, 1) + _mm(6, n[i], 1) + 30 + 18       # a: Xup a_λ, S q̈, v × vJ, 3 sums
+        total += 2 * _mm(6, 6, 1) + 30 + 6                      # f = I a + v ×* I v
+        total += _mm(n[i], 6, 1)                                # τ = Sᵀ f
+        total += (_mm(6, 6, 1) + 6) if model.parent[i] > 0 else 0   # f_λ += Xupᵀ f
+    return total
+
+
+def operation_counts(model):
+    """Flops (multiplications + additions) of crba, unit_vector_method and jacobian_method
+    on ``model``'s topology, counted from the operations those functions perform.
+
+    Assumptions: every product is a dense one, (a x b) @ (b x c) costing a·b·c
+    multiplications and a·(b−1)·c additions (6x6 @ 6x6: 216 + 180); a 6-D cross product
+    (cross_motion / cross_force) costs 18 + 12; building XJ(q), transposes, inv_X and
+    copies cost nothing; one forward-kinematics pass costs 2 N (6x6 @ 6x6) (XJ Xtree,
+    then Xup ⁱ⁻X₀).
+    crba: forward kinematics, ⁱX_λᵀ IC_i ⁱX_λ per non-root body, ⁰S_i = (ⁱX₀)⁻¹ S_i
+    (counted as inv_X, free, then a product; numpy solves batched systems instead) and
+    ⁰F_i = ⁱX₀ᵀ IC_i S_i, and the entries of H_ji for j on i's path only, a 6-term dot
+    product each — the walk to the root of the source and of C codes (numpy's masked
+    product in ``crba`` computes all nv² and discards the zeros, a Python speed
+    trade-off). This term is Σ_i n_i Σ_{j∈path(i)} n_j · 11: O(N·depth), smaller on a
+    branched tree.
+    unit_vector_method: nv RNEA passes (each counted as in ``rnea``, velocity products
+    included although they are zero): O(nv·N).
+    jacobian_method: as coded, each of the N bodies builds its two Jacobians through
+    ``point_jacobian`` and ``jacobian``, which run forward kinematics three times and use
+    dense nv-wide Jacobians, then two dense nv x 3 x nv products: O(N²) + O(N·nv²).
+    """
+    N, parent = model.N, model.parent
+    n = [0] + [j.nv for j in model.joints[1:]]
+    nv, fk = model.nv, 2 * N * _mm(6, 6, 6)
+    crba_ = fk + sum(2 * _mm(6, 6, 6) + 36 for i in range(1, N + 1) if parent[i] > 0)
+    crba_ += sum(3 * _mm(6, 6, n[i]) for i in range(1, N + 1))         # ⁰S_i, IC S, ⁰F_i
+    crba_ += sum(n[i] * n[j] * _mm(1, 6, 1)
+                 for i in range(1, N + 1) for j in model.ancestors(i))   # H_ji, (CRB-2)
+    jac = fk
+    for i in range(1, N + 1):
+        path = model.ancestors(i)
+        jac += 3 * fk                                                    # inside the Jacobians
+        jac += sum(_mm(6, 6, 6) + 2 * _mm(6, 6, n[k]) for k in path)    # local and world columns
+        jac += 2 * _mm(3, 3, nv) + 3 * nv                               # v_O − c× ω, then R @
+        jac += 2 * _mm(3, 3, 3) + 3 * nv + _mm(3, 3, nv)                # Ī, m J_Gᵀ, Ī J_A
+        jac += 2 * _mm(nv, 3, nv) + 2 * nv * nv                         # the two products, H +=
+    return {"crba": crba_, "unit_vector_method": nv * _rnea_flops(model),
+            "jacobian_method": jac}

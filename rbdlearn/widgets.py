@@ -714,3 +714,149 @@ def aba_step_explorer():
 
     return _box(pic, c, html, update)
 
+
+
+# ------------------------------------------------------------ chapter 3: how H fills
+
+
+__all__ += ["parse_parents", "tree_from_parents", "fill_owner", "draw_fill",
+            "crb_fill_explorer"]
+
+
+def parse_parents(text):
+    """The parent array λ(1..N) from text such as ``"0 1 1 2"`` or ``"0, 1, 1, 2"``."""
+    try:
+        parents = [int(t) for t in text.replace(",", " ").split()]
+    except ValueError:
+        raise ValueError(f"parent array: expected whole numbers, got {text!r}") from None
+    if not parents:
+        raise ValueError("parent array: give at least one body (e.g. '0 1 1')")
+    return parents
+
+
+def tree_from_parents(parents, seed=0):
+    """A model with parent array ``[-1] + parents`` (revolute joints with random axes,
+    random bodies); ``Model`` raises ValueError unless parent[i] < i for every body."""
+    from .model import random_tree
+    shape = random_tree(len(parents), seed=seed, joint_types=("revolute",))
+    return Model(parent=[-1] + list(parents), joints=shape.joints, Xtree=shape.Xtree, I=shape.I)
+
+
+def fill_owner(model):
+    """owner[k, l]: the body whose composite force fills entry H_kl (the deeper of the two
+    bodies of velocities k and l when one is on the other's path to the root), 0 where the
+    two are on different branches and H_kl is always zero."""
+    from .crb import support_mask
+    body = np.array([i for i in range(1, model.N + 1) for _ in range(model.joints[i].nv)])
+    M = support_mask(model)                        # M[k, l]: body k on the path of body l
+    return np.where(M, body[None, :], np.where(M.T, body[:, None], 0))
+
+
+def _tree_layout(model):
+    """(x, y) of every body for a drawing: leaves spread along x, depth downwards."""
+    children = [[c for c in range(1, model.N + 1) if model.parent[c] == i]
+                for i in range(model.N + 1)]
+    x, y, next_x = {}, {}, [0.0]
+
+    def place(i, depth):
+        y[i] = -depth
+        for c in children[i]:
+            place(c, depth + 1)
+        if children[i]:
+            x[i] = sum(x[c] for c in children[i]) / len(children[i])
+        else:
+            x[i], next_x[0] = next_x[0], next_x[0] + 1.0
+
+    place(0, 0)
+    return x, y
+
+
+def draw_fill(ax_tree, ax_H, model, H, owner, fontsize=8):
+    """Draw a tree and its H; returns ``show(k)``, which shows step k of the filling
+    (bodies 1..k done): the tree with the composite body C_k shaded (red: body k,
+    orange: the rest of C_k, blue: bodies done), and H with the entries filled so far
+    (grey: not yet, white "0": always zero, black frames: the entries of body k)."""
+    from matplotlib import colormaps
+    from matplotlib.patches import Rectangle
+    x, y = _tree_layout(model)
+    for i in range(1, model.N + 1):
+        ax_tree.plot([x[model.parent[i]], x[i]], [y[model.parent[i]], y[i]], "-", color="0.6", lw=1.5)
+    nodes = [ax_tree.plot(x[i], y[i], "o", ms=13, color="k")[0] for i in range(model.N + 1)]
+    for i in range(model.N + 1):
+        ax_tree.text(x[i], y[i], str(i), ha="center", va="center", color="w", fontsize=fontsize)
+    ax_tree.set_xlim(min(x.values()) - 0.6, max(x.values()) + 0.6)
+    ax_tree.set_ylim(min(y.values()) - 0.6, 0.6)
+    ax_tree.axis("off")
+
+    colors = colormaps["RdBu_r"](np.clip(H / max(1e-9, np.abs(H).max()) / 2 + 0.5, 0, 1))
+    colors[owner == 0] = (1.0, 1.0, 1.0, 1.0)                   # zero: different branches
+    image = ax_H.imshow(colors, interpolation="nearest")
+    for r, c in zip(*np.nonzero(owner == 0)):
+        ax_H.text(c, r, "0", ha="center", va="center", fontsize=fontsize - 1, color="0.5")
+    labels = [str(b) for b in _velocity_body_labels(model)]
+    ax_H.set_xticks(range(len(labels)), labels, fontsize=fontsize - 1)
+    ax_H.set_yticks(range(len(labels)), labels, fontsize=fontsize - 1)
+    frames = [ax_H.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, ec="k", lw=1.5))
+              for r, c in zip(*np.nonzero(owner > 0))]
+    where = list(zip(*np.nonzero(owner > 0)))
+
+    def show(k):
+        inside = set(model.subtree(k)) if k > 0 else set()
+        for i, node in enumerate(nodes):
+            node.set_color("k" if i == 0 else "C3" if i == k else "C1" if i in inside
+                           else "C0" if i < k else "0.75")
+        rgba = colors.copy()
+        rgba[owner > k] = (0.82, 0.82, 0.82, 1.0)               # not filled yet
+        image.set_data(rgba)
+        for frame, (r, c) in zip(frames, where):
+            frame.set_visible(owner[r, c] == k)
+        ax_tree.set_title(f"composite body $C_{{{k}}}$" if k else "tree (0 = base)",
+                          fontsize=fontsize + 1)
+        ax_H.set_title(f"H after bodies 1..{k}" if k else "H: nothing filled", fontsize=fontsize + 1)
+
+    return show
+
+
+def _velocity_body_labels(model):
+    return [i for i in range(1, model.N + 1) for _ in range(model.joints[i].nv)]
+
+
+def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
+    """Edit a tree's parent array and step through the bodies, watching H fill."""
+    from .crb import crba
+    pic = _Picture((8.0, 3.6), dpi=70)
+    html = W.HTML()
+    c = {"parents": W.Text(value=parents, description="λ(1..N)", continuous_update=False,
+                           layout=W.Layout(width="300px")),
+         "step": W.IntSlider(value=0, min=0, max=len(parse_parents(parents)), description="body",
+                             layout=W.Layout(width="300px"))}
+    state = {"text": None}
+
+    def update():
+        if c["parents"].value != state["text"]:            # a new tree (or a typo): redraw
+            try:
+                model = tree_from_parents(parse_parents(c["parents"].value))
+            except ValueError as err:
+                html.value = f"<pre style='color:#b00;font-size:12px'>{err}</pre>"
+                return
+            q = np.random.default_rng(1).uniform(-np.pi, np.pi, model.nq)
+            owner = fill_owner(model)
+            pic.fig.clear()
+            ax_tree, ax_H = pic.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.1]})
+            state.update(text=c["parents"].value, model=model, owner=owner,
+                         show=draw_fill(ax_tree, ax_H, model, crba(model, q), owner))
+            c["step"].max = model.N
+        model, owner = state["model"], state["owner"]
+        k = min(c["step"].value, model.N)
+        state["show"](k)
+        zeros = int((owner == 0).sum())
+        html.value = ("<pre style='font-size:12px'>"
+                      f"N = {model.N}, nv = {model.nv}: {zeros} of {model.nv ** 2} entries\n"
+                      "are zero whatever q (white)\n"
+                      + (f"body {k} fills the entries (j, {k}) and ({k}, j)\n"
+                         f"for j on its path {model.ancestors(k)}" if k else
+                         "move the slider to process bodies 1, 2, …")
+                      + "</pre>")
+        pic.refresh()
+
+    return _box(pic, c, html, update)

@@ -1,22 +1,34 @@
-"""CRBA (rbdlearn.crb) against Pinocchio's crba, the unit-vector method and ABA."""
+"""CRBA (rbdlearn.crb) against Pinocchio's crba, the unit-vector method and ABA; the
+3-vector composite form, the unit-vector and Jacobian methods; operation counts."""
+
+import zlib
 
 import numpy as np
 import pytest
 
 import rbdlearn as rbd
-from conftest import random_state
+from conftest import random_state, rel_err
+from rbdlearn import crb
+from rbdlearn.spatial import inertia_params, mcI, plux
 
 pin = pytest.importorskip("pinocchio")
-from rbdlearn import interop  # noqa: E402
+from rbdlearn import interop, urdf  # noqa: E402
+
+METHODS = [crb.crba, crb.crba_3vector, crb.unit_vector_method, crb.jacobian_method]
+
+
+def pin_crba(model, pm, q):
+    """Pinocchio's H (symmetrised) in rbdlearn's velocity layout."""
+    Hp = pin.crba(pm, pm.createData(), interop.q_to_pin(model, pm, q))
+    Hp = np.triu(Hp) + np.triu(Hp, 1).T          # Pinocchio fills the upper triangle
+    P = np.column_stack([interop.v_from_pin(model, pm, e) for e in np.eye(model.nv)])
+    return P @ Hp @ P.T
 
 
 def test_crba_matches_pinocchio(tree, assert_rel):
     model, pm = tree.model, tree.pm
     q, _, _ = random_state(model, 0)
-    Hp = pin.crba(pm, pm.createData(), interop.q_to_pin(model, pm, q))
-    Hp = np.triu(Hp) + np.triu(Hp, 1).T          # Pinocchio fills the upper triangle
-    P = np.column_stack([interop.v_from_pin(model, pm, e) for e in np.eye(model.nv)])
-    assert_rel(rbd.crba(model, q), P @ Hp @ P.T, 1e-9, "H")
+    assert_rel(rbd.crba(model, q), pin_crba(model, pm, q), 1e-9, "H")
 
 
 def test_crba_equals_unit_vector_method_and_is_spd(tree):
@@ -41,7 +53,142 @@ def test_forward_dynamics_crb_equals_aba(tree):
 
 def test_bad_input():
     model = rbd.planar_chain(3)
-    with pytest.raises(ValueError, match="q has shape"):
-        rbd.crba(model, np.zeros(2))
+    for f in METHODS + [crb.composite_3vector]:
+        with pytest.raises(ValueError, match="q has shape"):
+            f(model, np.zeros(2))
     with pytest.raises(ValueError, match="tau has shape"):
         rbd.forward_dynamics_crb(model, np.zeros(3), np.zeros(3), np.zeros(4))
+
+
+# --- the other methods: equal to each other and to Pinocchio ---------------------------------
+
+@pytest.mark.parametrize("method", METHODS[1:], ids=lambda f: f.__name__)
+def test_methods_match_pinocchio(tree, method, assert_rel):
+    model, pm = tree.model, tree.pm
+    q, _, _ = random_state(model, 3)
+    H = method(model, q)
+    assert_rel(H, pin_crba(model, pm, q), 1e-9, method.__name__)
+    assert_rel(H, rbd.crba(model, q), 1e-9, f"{method.__name__} vs crba")
+    np.testing.assert_allclose(H, H.T, rtol=0, atol=1e-12 * np.abs(H).max())
+    assert np.linalg.eigvalsh((H + H.T) / 2).min() > 0
+
+
+ROBOTS = [
+    "ur_description/urdf/ur5_robot.urdf",
+    "panda_description/urdf/panda.urdf",
+    "talos_data/robots/talos_reduced.urdf",
+    "solo_description/robots/solo12.urdf",
+    "double_pendulum_description/urdf/double_pendulum_continuous.urdf",   # Pinocchio nq = 2
+]
+
+
+@pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
+@pytest.mark.parametrize("relpath", ROBOTS, ids=[r.split("/")[-1] for r in ROBOTS])
+def test_methods_match_pinocchio_on_urdfs(relpath, floating):
+    path = urdf.example_robot_path(relpath)
+    model = urdf.load(path, floating_base=floating)
+    pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
+          else pin.buildModelFromUrdf(path))
+    assert model.names[1:] == list(pm.names)[1:] and model.nv == pm.nv   # joints matched by name
+    rng = np.random.default_rng(zlib.crc32(relpath.encode()))
+    q, qd, qdd = rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    expected = pin_crba(model, pm, q)
+    for method in METHODS:
+        err = rel_err(method(model, q), expected)
+        assert err <= 1e-9, f"{method.__name__}: relative error {err:.3g}"
+    H = rbd.crba(model, q)
+    b = rbd.rnea(model, q, qd, np.zeros(model.nv))
+    assert rel_err(H @ qdd + b, rbd.rnea(model, q, qd, qdd)) <= 1e-9
+    assert np.linalg.eigvalsh(H).min() > 0
+
+
+def test_unit_vector_method_leaves_gravity_alone():
+    model = rbd.planar_chain(3)
+    g = model.gravity.copy()
+    H = crb.unit_vector_method(model, np.array([0.3, -0.2, 0.5]))
+    np.testing.assert_array_equal(model.gravity, g)
+    assert np.abs(g).max() > 0
+    np.testing.assert_allclose(H, rbd.crba(model, np.array([0.3, -0.2, 0.5])), atol=1e-12)
+
+
+# --- composite bodies: the 3-vector recursion against direct sums ----------------------------
+
+def test_composite_3vector_equals_direct_sums(tree):
+    """Each composite's (m, c, Ic) against the spatial sum Σ_k ᵏX₀ᵀ I_k ᵏX₀ over its subtree
+    (base coordinates); the root composite of a floating tree against Pinocchio's COM."""
+    model, pm = tree.model, tree.pm
+    q, _, _ = random_state(model, 4)
+    C = crb.composite_3vector(model, q)
+    X0 = rbd.forward_kinematics(model, q)
+    for i in range(1, model.N + 1):
+        m, c, Ic = inertia_params(sum(X0[k].T @ model.I[k] @ X0[k] for k in model.subtree(i)))
+        assert abs(C.m[i] - m) <= 1e-12 * m
+        np.testing.assert_allclose(C.c[i], c, atol=1e-10 * max(1.0, np.abs(c).max()))
+        np.testing.assert_allclose(C.Ic[i], Ic, atol=1e-10 * np.abs(Ic).max())
+    if tree.floating:                          # body 1 carries the whole tree
+        total = sum(model.I[k][5, 5] for k in range(1, model.N + 1))
+        assert abs(C.m[1] - total) <= 1e-12 * total
+        com = pin.centerOfMass(pm, pm.createData(), interop.q_to_pin(model, pm, q))
+        np.testing.assert_allclose(C.c[1], com, atol=1e-10)
+
+
+def test_composite_of_a_two_body_chain_by_hand():
+    """Two point-like bodies on a line: m = 3, COM at the weighted mean, Ic = Σ m d²."""
+    I1 = mcI(1.0, np.zeros(3), np.zeros((3, 3)))
+    I2 = mcI(2.0, np.zeros(3), np.zeros((3, 3)))
+    model = rbd.Model(parent=[-1, 0, 1], joints=[None, rbd.Prismatic([1.0, 0, 0]),
+                                                  rbd.Prismatic([1.0, 0, 0])],
+                      Xtree=[None, np.eye(6), plux(np.eye(3), [3.0, 0, 0])], I=[None, I1, I2])
+    C = crb.composite_3vector(model, np.array([1.0, 0.0]))      # bodies at x = 1 and x = 4
+    assert C.m[1] == 3.0 and C.m[2] == 2.0
+    np.testing.assert_allclose(C.c[1], [3.0, 0, 0])
+    np.testing.assert_allclose(C.Ic[1], np.diag([0.0, 6.0, 6.0]))   # 1·2² + 2·1²
+
+
+# --- operation counts ---------------------------------------------------------------------
+
+def star(n):
+    """n revolute bodies all hinged to the base: H is diagonal, every path has length 1."""
+    return rbd.Model(parent=[-1] + [0] * n, joints=[None] + [rbd.Revolute()] * n,
+                     Xtree=[None] + [plux(np.eye(3), [0.1 * k, 0, 0]) for k in range(n)],
+                     I=[None] + [mcI(1.0, np.array([0, 0.1, 0]), np.eye(3) * 0.01)] * n)
+
+
+def test_operation_counts_grow_as_expected():
+    count = {n: crb.operation_counts(rbd.planar_chain(n)) for n in (32, 64, 128)}
+    growth = {k: count[128][k] / count[64][k] for k in count[32]}
+    assert 2.0 < growth["crba"] < 4.0                 # O(N) pass plus an O(N²) fill
+    assert 3.8 < growth["unit_vector_method"] < 4.05  # nv RNEA passes of O(N): O(N²)
+    assert 4.0 < growth["jacobian_method"] < 8.0      # O(N²) kinematics plus O(N·nv²)
+    for n in count:                                   # the ordering the source reports
+        assert count[n]["crba"] < count[n]["unit_vector_method"] < count[n]["jacobian_method"]
+    # a star has depth 1: CRBA is exactly linear there, the unit-vector method is not
+    s64, s128 = crb.operation_counts(star(64)), crb.operation_counts(star(128))
+    assert s128["crba"] == 2 * s64["crba"]
+    assert s128["unit_vector_method"] > 3.8 * s64["unit_vector_method"]
+
+
+def test_branching_makes_crba_cheaper():
+    chain = rbd.random_tree(64, seed=0, joint_types=("revolute",), p_chain=1.0)
+    tree = rbd.random_tree(64, seed=0, joint_types=("revolute",), p_chain=0.3)
+    assert chain.parent == list(range(-1, 64)) and tree.parent != chain.parent
+    c, t = crb.operation_counts(chain), crb.operation_counts(tree)
+    assert t["crba"] < 0.9 * c["crba"]
+    # the fill term is 11 flops per structurally non-zero entry of H's upper triangle
+    fill = {m: crb.support_mask(m).sum() * 11 for m in (chain, tree)}
+    assert c["crba"] - t["crba"] >= fill[chain] - fill[tree] > 0
+    # RNEA does not see the branching: the unit-vector method costs about the same
+    assert abs(t["unit_vector_method"] / c["unit_vector_method"] - 1) < 0.05
+
+
+def test_unit_vector_method_gives_the_textbook_two_link_matrix():
+    """Symbolic 2-link planar arm: the classical H (e.g. Spong, Hutchinson & Vidyasagar)."""
+    import sympy as sp
+    q1, q2, l1, l2, m1, m2, I1, I2 = sp.symbols("q1 q2 l1 l2 m1 m2 I1 I2", real=True)
+    model = rbd.planar_chain(2, length=[l1, l2], mass=[m1, m2], inertia=[I1, I2])
+    H = sp.Matrix(crb.unit_vector_method(model, np.array([q1, q2], dtype=object)))
+    c1, c2 = l1 / 2, l2 / 2                               # COMs at the middle of each link
+    H12 = I2 + m2 * (c2**2 + l1 * c2 * sp.cos(q2))
+    expected = sp.Matrix([[I1 + I2 + m1 * c1**2 + m2 * (l1**2 + c2**2 + 2 * l1 * c2 * sp.cos(q2)),
+                           H12], [H12, I2 + m2 * c2**2]])
+    assert sp.simplify(H - expected) == sp.zeros(2, 2)
