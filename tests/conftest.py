@@ -86,3 +86,32 @@ def tree(request):
     return types.SimpleNamespace(model=model, pm=pm, P=pin_velocity_map(model, pm),
                                  seed=seed, floating=floating)
 
+
+
+# --------------------------------------------------------------------------------------
+# Robots from example-robot-data, each parsed by rbdlearn and, independently, by Pinocchio.
+# --------------------------------------------------------------------------------------
+
+URDF_ROBOTS = [
+    "ur_description/urdf/ur5_robot.urdf",
+    "panda_description/urdf/panda.urdf",
+    "talos_data/robots/talos_reduced.urdf",
+    "solo_description/robots/solo12.urdf",
+    "double_pendulum_description/urdf/double_pendulum_continuous.urdf",   # Pinocchio nq = 2
+]
+
+
+def urdf_pair(relpath, floating):
+    """(rbdlearn model, Pinocchio model, seeded rng) of one example robot; the two parsers
+    must agree on the joints (matched by name) before anything is compared."""
+    import zlib
+
+    import pinocchio as pin
+
+    from rbdlearn import urdf
+    path = urdf.example_robot_path(relpath)
+    model = urdf.load(path, floating_base=floating)
+    pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
+          else pin.buildModelFromUrdf(path))
+    assert model.names[1:] == list(pm.names)[1:] and model.nv == pm.nv
+    return model, pm, np.random.default_rng(zlib.crc32(relpath.encode()))

@@ -2,7 +2,6 @@
 (loaded by rbdlearn and, independently, by Pinocchio), against RNEA (ABA inverts it), the
 inverse mass matrix column by column against the unit-vector method, and bad input."""
 
-import zlib
 
 import numpy as np
 import pinocchio as pin
@@ -11,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rbdlearn as rbd
-from conftest import rel_err, random_state
-from rbdlearn import interop, urdf
+from conftest import URDF_ROBOTS, rel_err, random_state, urdf_pair
+from rbdlearn import interop
 from rbdlearn.aba import SingularArticulatedInertia
 from rbdlearn.spatial import mcI
 
@@ -49,24 +48,12 @@ def test_aba_matches_pinocchio_on_random_trees(tree, seed, assert_rel):
 
 # --- Pinocchio: URDFs, each package parsing the file itself -------------------------------------
 
-ROBOTS = [
-    "ur_description/urdf/ur5_robot.urdf",
-    "panda_description/urdf/panda.urdf",
-    "talos_data/robots/talos_reduced.urdf",
-    "solo_description/robots/solo12.urdf",
-    "double_pendulum_description/urdf/double_pendulum_continuous.urdf",   # Pinocchio nq = 2
-]
 
 
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
-@pytest.mark.parametrize("relpath", ROBOTS, ids=[r.split("/")[-1] for r in ROBOTS])
+@pytest.mark.parametrize("relpath", URDF_ROBOTS, ids=[r.split("/")[-1] for r in URDF_ROBOTS])
 def test_aba_matches_pinocchio_on_urdfs(relpath, floating):
-    path = urdf.example_robot_path(relpath)
-    model = urdf.load(path, floating_base=floating)
-    pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
-          else pin.buildModelFromUrdf(path))
-    assert model.names[1:] == list(pm.names)[1:] and model.nv == pm.nv   # joints matched by name
-    rng = np.random.default_rng(zlib.crc32(relpath.encode()))
+    model, pm, rng = urdf_pair(relpath, floating)
     q = rbd.random_q(model, rng)
     qd, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
     expected = pin_aba(model, pm, q, qd, tau)

@@ -1,18 +1,17 @@
 """CRBA (rbdlearn.crb) against Pinocchio's crba, the unit-vector method and ABA; the
 3-vector composite form, the unit-vector and Jacobian methods; operation counts."""
 
-import zlib
 
 import numpy as np
 import pytest
 
 import rbdlearn as rbd
-from conftest import random_state, rel_err
+from conftest import URDF_ROBOTS, rel_err, random_state, urdf_pair
 from rbdlearn import crb
 from rbdlearn.spatial import inertia_params, mcI, plux
 
 pin = pytest.importorskip("pinocchio")
-from rbdlearn import interop, urdf  # noqa: E402
+from rbdlearn import interop  # noqa: E402
 
 METHODS = [crb.crba, crb.crba_3vector, crb.unit_vector_method, crb.jacobian_method]
 
@@ -73,24 +72,12 @@ def test_methods_match_pinocchio(tree, method, assert_rel):
     assert np.linalg.eigvalsh((H + H.T) / 2).min() > 0
 
 
-ROBOTS = [
-    "ur_description/urdf/ur5_robot.urdf",
-    "panda_description/urdf/panda.urdf",
-    "talos_data/robots/talos_reduced.urdf",
-    "solo_description/robots/solo12.urdf",
-    "double_pendulum_description/urdf/double_pendulum_continuous.urdf",   # Pinocchio nq = 2
-]
 
 
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
-@pytest.mark.parametrize("relpath", ROBOTS, ids=[r.split("/")[-1] for r in ROBOTS])
+@pytest.mark.parametrize("relpath", URDF_ROBOTS, ids=[r.split("/")[-1] for r in URDF_ROBOTS])
 def test_methods_match_pinocchio_on_urdfs(relpath, floating):
-    path = urdf.example_robot_path(relpath)
-    model = urdf.load(path, floating_base=floating)
-    pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
-          else pin.buildModelFromUrdf(path))
-    assert model.names[1:] == list(pm.names)[1:] and model.nv == pm.nv   # joints matched by name
-    rng = np.random.default_rng(zlib.crc32(relpath.encode()))
+    model, pm, rng = urdf_pair(relpath, floating)
     q, qd, qdd = rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
     expected = pin_crba(model, pm, q)
     for method in METHODS:
