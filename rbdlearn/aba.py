@@ -19,14 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kinematics import joint_transforms
-from .model import check_forces, check_state
-from .spatial import cross_force, cross_motion
-from .spatial import inertia_params, plux_parts, skew, to_linear_angular
 from .joints import Spherical, swing_twist_limit_violation
-from .kinematics import body_pose, forward_kinematics, point_velocity
-from .model import _real_array, neutral_q
-from .spatial import quat_to_rot
+from .kinematics import body_pose, forward_kinematics, joint_transforms, point_velocity
+from .model import _real_array, check_forces, check_state, neutral_q, without_gravity
+from .spatial import (cross_force, cross_motion, inertia_params, plux, plux_parts,
+                      quat_to_rot, skew, to_linear_angular)
 
 __all__ = ["aba", "aba_local_frame", "local_X", "local_C", "SingularArticulatedInertia",
            "Gear", "gear_matrix", "geared_q", "aba_geared", "theta_recursion",
@@ -110,25 +107,15 @@ def aba(model, q, qd, tau, f_ext=None):
 
 def local_X(R, r):
     """Seed 000's X(R, r) = [Rᵀ  −Rᵀr×; O  Rᵀ] ([linear; angular]) for a frame b at
-    position r and orientation R in frame a: V_b = X V_a.  Equal to P plux(Rᵀ, r) P."""
-    RT = np.asarray(R).T
-    X = np.zeros((6, 6), dtype=RT.dtype if r is None else np.result_type(RT, np.asarray(r)))
-    X[:3, :3] = X[3:, 3:] = RT
-    if r is not None:
-        X[:3, 3:] = -RT @ skew(r)
-    return X
+    position r and orientation R in frame a: V_b = X V_a. It is the book's ᵇX_a =
+    plux(Rᵀ, r) in the seed's order (``r=None``: a pure rotation)."""
+    return to_linear_angular(plux(np.asarray(R).T, r), operator=True)
 
 
 def local_C(w_a, r_ab, v_ab, w_ab):
     """Coriolis/centripetal term C_ab of eq. (9), in frame a's coordinates."""
     return np.concatenate([(w_a @ r_ab) * w_a - (w_a @ w_a) * r_ab + 2 * np.cross(w_a, v_ab),
                            np.cross(w_a, w_ab)])
-
-
-def _com_frame(I):
-    """(m, c, J): mass, centre of mass in body coordinates, rotational inertia about it."""
-    m = I[5, 5]
-    return inertia_params(I) if m > 0 else (0.0, np.zeros(3), I[:3, :3])
 
 
 def aba_local_frame(model, q, qd, tau, f_ext=None, return_articulated=False):
@@ -144,7 +131,7 @@ def aba_local_frame(model, q, qd, tau, f_ext=None, return_articulated=False):
     N, parent, P = model.N, model.parent, to_linear_angular
     m, com, J_rot = [0.0] * (N + 1), [np.zeros(3)] * (N + 1), [None] * (N + 1)
     for i in range(1, N + 1):
-        m[i], com[i], J_rot[i] = _com_frame(model.I[i])
+        m[i], com[i], J_rot[i] = inertia_params(model.I[i], allow_massless=True)
     V, A = [np.zeros(6)] + [None] * N, [-P(model.gravity)] + [None] * N
     X_cp, J_hat, C_hat = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
     I_hat, Z_hat = [None] * (N + 1), [None] * (N + 1)
@@ -489,15 +476,14 @@ def inter_body_inertia(model, q, i, j, T_Theta=None):
 #
 # An impulse Δf (a force integrated over an instant) changes velocities as a force
 # changes accelerations: Δq̇ = H⁻¹ Jᵀ Δf. Velocity products and gravity give no
-# impulse, so Δq̇ is the ABA's response to Δf alone: aba(q, 0, 0, Δf) − aba(q, 0, 0).
+# impulse, so Δq̇ is the ABA's response to Δf alone: the ABA at rest without gravity.
 
 
 def _impulse_response(model, q, tau=None, f_ext=None):
     """``H⁻¹ (tau + Σ J_kᵀ f_k)``: the velocity change caused by the generalized impulse
-    ``tau`` and the spatial impulses ``f_ext``, by two ABA sweeps (linearity)."""
+    ``tau`` and the spatial impulses ``f_ext``: one ABA at rest without gravity."""
     zero = np.zeros(model.nv)
-    return (aba(model, q, zero, zero if tau is None else tau, f_ext)
-            - aba(model, q, zero, zero))
+    return aba(without_gravity(model), q, zero, zero if tau is None else tau, f_ext)
 
 
 @dataclass

@@ -16,16 +16,15 @@ Jacobian form H = Σ_i (m_i J_Giᵀ J_Gi + J_Aiᵀ Ī_i J_Ai); ``operation_count
 flop counts.
 """
 
-import copy
 from dataclasses import dataclass
 
 import numpy as np
 
-from .kinematics import (body_pose, forward_kinematics, jacobian, joint_transforms,
-                         point_jacobian)
-from .model import check_state
+from .kinematics import (base_transforms, body_pose, forward_kinematics, jacobian,
+                         joint_transforms, point_jacobian)
+from .model import check_state, without_gravity
 from .rnea import rnea
-from .spatial import skew, unskew
+from .spatial import inertia_params
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
            "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
@@ -53,9 +52,7 @@ def crba(model, q):
     (q,) = check_state(model, q=q)
     N, parent = model.N, model.parent
     Xup = joint_transforms(model, q)                                   # ⁱX_λ(i)
-    X0 = [np.eye(6)] + [None] * N                                      # ⁱX₀
-    for i in range(1, N + 1):
-        X0[i] = Xup[i] @ X0[parent[i]]
+    X0 = base_transforms(model, Xup)                                   # ⁱX₀
     IC = [np.zeros((6, 6))] + [model.I[i].copy() for i in range(1, N + 1)]
     for i in range(N, 0, -1):
         if parent[i] > 0:
@@ -93,13 +90,6 @@ class Composite:
     Ic: list
 
 
-def _mass_properties(I):
-    """(m, c, Ic) of a spatial inertia I = mcI(m, c, Ic) in its own frame; c = 0 if m = 0."""
-    m = float(I[5, 5])
-    c = unskew(I[:3, 3:]) / m if m > 0 else np.zeros(3)
-    return m, c, I[:3, :3] - m * skew(c) @ skew(c).T
-
-
 def _steiner(m, r):
     """Parallel-axis term −m (r×)²: inertia about a point at −r from the COM, minus Ic."""
     return m * (r @ r * np.eye(3) - np.outer(r, r))
@@ -112,7 +102,7 @@ def _composites(model, X0):
         children[parent[i]].append(i)
     m, c, Ic = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
     for i in range(N, 0, -1):                  # children (k > i) are complete before i
-        mi, ci, Ii = _mass_properties(model.I[i])
+        mi, ci, Ii = inertia_params(model.I[i], allow_massless=True)
         R, p = body_pose(X0[i])
         ci, Ii = p + R @ ci, R @ Ii @ R.T                       # body i in base coordinates
         m[i] = mi + sum(m[k] for k in children[i])                                  # (C-1)
@@ -173,11 +163,8 @@ def unit_vector_method(model, q):
     """H column by column: τ = rnea(q, q̇ = 0, q̈ = e_k) with gravity off is H e_k.
     Like ``rnea``, works on sympy expressions (symbolic q or model parameters)."""
     (q,) = check_state(model, q=q)
-    still = copy.copy(model)                   # shallow copy: the same bodies, no gravity
-    still.gravity = np.zeros(6)
-    zero = np.zeros(model.nv)
-    columns = [rnea(still, q, zero, e) for e in np.eye(model.nv)]     # H e_k, k = 1..nv
-    return np.array(columns).reshape(model.nv, model.nv).T
+    still, zero = without_gravity(model), np.zeros(model.nv)
+    return np.array([rnea(still, q, zero, e) for e in np.eye(model.nv)]).T   # H e_k as columns
 
 
 def jacobian_method(model, q):
@@ -188,7 +175,7 @@ def jacobian_method(model, q):
     X0 = forward_kinematics(model, q)
     H = np.zeros((model.nv, model.nv))
     for i in range(1, model.N + 1):
-        m, c, Ic = _mass_properties(model.I[i])
+        m, c, Ic = inertia_params(model.I[i], allow_massless=True)
         R, _ = body_pose(X0[i])
         JG = point_jacobian(model, q, i, c, frame="world")
         JA = jacobian(model, q, i, "world")[:3]

@@ -264,7 +264,6 @@ class Fixed(_Joint):
         return np.eye(6)
 
 
-
 # ---------------------------------------------------------------------------- swing–twist
 #
 # R is the plug's (successor's) orientation in the socket's (predecessor's) frame. It
@@ -333,10 +332,8 @@ def from_swing_twist(phi, swing, twist):
 
 def swing_twist_factors(R):
     """``(R_swing, R_twist)`` with ``R = R_swing @ R_twist`` (ST-1)."""
-    R = _check_rotation(R)
-    swing, twist = swing_twist(R)
-    R_twist = rotz(twist)
-    return R @ R_twist.T, R_twist
+    R_twist = rotz(swing_twist(R)[1])
+    return np.asarray(R, dtype=float) @ R_twist.T, R_twist
 
 
 def swing_twist_limit_violation(R, swing_max, twist_max=math.pi):

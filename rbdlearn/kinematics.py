@@ -10,8 +10,8 @@ import numpy as np
 from .model import check_state
 from .spatial import cross_motion, inv_X, plux_parts, skew
 
-__all__ = ["joint_transforms", "forward_kinematics", "body_pose", "body_velocities",
-           "body_accelerations", "jacobian", "point_jacobian", "jdot_qdot",
+__all__ = ["joint_transforms", "base_transforms", "forward_kinematics", "body_pose",
+           "body_velocities", "body_accelerations", "jacobian", "point_jacobian", "jdot_qdot",
            "point_velocity"]
 
 _FRAMES = ("local", "world")
@@ -25,14 +25,18 @@ def joint_transforms(model, q):
     return Xup
 
 
-def forward_kinematics(model, q):
-    """``X0[i] = ⁱX₀``: the transform from base to body-i coordinates (X0[0] = 1)."""
-    (q,) = check_state(model, q=q)
-    Xup = joint_transforms(model, q)
+def base_transforms(model, Xup):
+    """``X0[i] = ⁱX₀`` from the parent-to-body transforms ``Xup`` (X0[0] = 1)."""
     X0 = [np.eye(6)] + [None] * model.N
     for i in range(1, model.N + 1):
         X0[i] = Xup[i] @ X0[model.parent[i]]     # ⁱX₀ = ⁱX_λ(i) · λ(i)X₀
     return X0
+
+
+def forward_kinematics(model, q):
+    """``X0[i] = ⁱX₀``: the transform from base to body-i coordinates (X0[0] = 1)."""
+    (q,) = check_state(model, q=q)
+    return base_transforms(model, joint_transforms(model, q))
 
 
 def body_pose(X0_i):
@@ -150,11 +154,11 @@ def jdot_qdot(model, q, qd, i, p=None, frame="local"):
     if p is None:
         if frame == "local":
             return a[i]
-        return inv_X(forward_kinematics(model, q)[i]) @ a[i]
+        return inv_X(base_transforms(model, Xup)[i]) @ a[i]
     p = _point_in(model, p)
     ap = a[i][3:] + np.cross(a[i][:3], p)               # spatial acceleration at p
     if frame == "local":
         return ap
     vp = v[i][3:] + np.cross(v[i][:3], p)
-    R, _ = body_pose(forward_kinematics(model, q)[i])
+    R, _ = body_pose(base_transforms(model, Xup)[i])
     return R @ (ap + np.cross(v[i][:3], vp))

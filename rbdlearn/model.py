@@ -10,6 +10,7 @@ Body ``i`` carries the joint that connects it to ``parent[i]``:
 * ``I[i]``     — body i's spatial inertia in its own frame.
 """
 
+import copy
 import numbers
 from dataclasses import dataclass, field
 
@@ -19,7 +20,7 @@ from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
 from .spatial import exp_so3, mcI, plux
 
 __all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state",
-           "neutral_q", "random_q", "integrate_q",
+           "neutral_q", "random_q", "integrate_q", "without_gravity",
            "planar_chain", "random_tree", "floating_base", "GRAVITY"]
 
 GRAVITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -9.81])
@@ -242,6 +243,14 @@ def check_forces(model, f_ext):
             raise ValueError(f"f_ext[{i}] contains NaN or inf")
         out.append(fi)
     return out
+
+
+def without_gravity(model):
+    """A shallow copy of ``model`` (the same bodies and joints) with gravity off, e.g. to
+    read H q̈ or H⁻¹ τ off RNEA or ABA at rest."""
+    still = copy.copy(model)
+    still.gravity = np.zeros(6)
+    return still
 
 
 def neutral_q(model):

@@ -252,9 +252,14 @@ def mcI(m, c, Ic):
     return I
 
 
-def inertia_params(I):
-    """``(m, c, Ic)`` with ``mcI(m, c, Ic) == I`` (inverse of :func:`mcI`)."""
+def inertia_params(I, allow_massless=False):
+    """``(m, c, Ic)`` with ``mcI(m, c, Ic) == I`` (inverse of :func:`mcI`).
+
+    A massless body has no centre of mass: with ``allow_massless=True`` it gets
+    ``(0, 0, I[:3, :3])``, otherwise it is an error."""
     m = I[5, 5]
+    if allow_massless and m == 0:
+        return 0.0, np.zeros(3), I[:3, :3]
     if _is_numeric(m) and m <= 0:
         raise ValueError(f"spatial inertia has non-positive mass {m}")
     C = I[:3, 3:] / m
