@@ -1,0 +1,614 @@
+"""Closed and structure-varying kinematic chains (Chapter 5, seed 004: Nakamura, Yamane and
+Nagashima).
+
+A closed chain is cut, one joint per loop, into a *virtual open chain*: a tree that the
+open-chain algorithms (RNEA, CRBA) handle. Each cut joint becomes the joint of a
+*virtual link* — a massless end link hung from one side of the cut — whose *real*
+pointer names the body on the other side (§3.2). The loop is closed when the virtual
+link moves with its real link:
+
+    J_Li θ̇_J = 0,    J_Li = ᵛX₀ (J⁰_real − J⁰_virtual)                        (5)
+
+(6 rows, over all N_J joint velocities, the cut joint's included). Stacked, J_C
+(6 N_L x N_J, eq. 6) has m independent rows J_Cm (eq. 7); m independent columns of J_Cm
+form J_S and the rest J_G (eq. 9); N_F = N_J − m (eq. 8), and with
+    θ̇_S = H θ̇_G,    H = −J_S⁻¹ J_G                                           (11), (12)
+every joint velocity follows from θ̇_G: θ̇_J = W θ̇_G, where W stacks the rows of H and of
+the identity (eq. 3, Fig. 2). Inverse dynamics maps the open chain's τ_O by τ_G = Wᵀ τ_O
+(eq. 1); the actuators give τ_G = Sᵀ τ_A (eq. 2), S = rows of W of the actuated joints
+(eq. 4). Forward dynamics (§2.4) builds A θ̈_G + b = τ_G (eq. 17) column by column with
+the unit-vector method, θ̈_S following from eq. 13 with Ḣ θ̇_G from eq. 16.
+
+Position level (the book's addition; the paper works with velocities): the loop residual
+``loop_residual`` is the pose of the real frame in the virtual link's frame, and
+``assemble`` drives it to zero by Newton steps on θ_S.
+
+Structure changes (§4): ``connect`` creates a virtual link and applies the velocity jump
+(eqs. 29–33); ``cut`` removes a virtual link; ``cut_joint`` re-attaches the outboard part
+of a real joint to the base with a free joint.
+"""
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .crb import crba
+from .integrate import Trajectory, _positive_time
+from .joints import Fixed, Free, Revolute
+from .kinematics import body_accelerations, body_velocities, forward_kinematics, jacobian
+from .model import GRAVITY, Model, check_state, integrate_q, planar_chain
+from .rnea import rnea
+from .spatial import cross_motion, inv_X, log_so3, plux, plux_parts, rot_to_quat
+
+__all__ = ["SingularClosure", "LoopNotClosed", "Loop", "Mechanism", "add_loop", "four_bar",
+           "loop_residual", "loop_jacobian", "loop_jdot_qdot", "Split", "choose_split",
+           "Reduction", "reduction", "assemble", "generalized_forces", "actuator_forces",
+           "inverse_dynamics", "forward_dynamics", "forward_dynamics_kkt", "simulate",
+           "Connection", "add_loop_at", "connect", "velocity_jump", "cut", "cut_joint"]
+
+
+class SingularClosure(ValueError):
+    """J_S is singular: the dependent joints θ_S cannot follow θ_G at this configuration."""
+
+
+class LoopNotClosed(ValueError):
+    """Newton's method did not close the loops (``assemble``)."""
+
+
+# ------------------------------------------------------------------ the mechanism (§3)
+
+@dataclass(frozen=True)
+class Loop:
+    """One loop closure: body ``virtual`` is the virtual link (a massless end link whose
+    joint is the cut joint), ``real`` its real link (0: the ground), and ``Xreal`` the
+    Plücker transform from the real link's coordinates to the frame on it that the
+    virtual link's frame must coincide with."""
+    name: str
+    virtual: int
+    real: int
+    Xreal: np.ndarray = field(default_factory=lambda: np.eye(6), compare=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Mechanism:
+    """A closed (or open) mechanism: ``model`` is the virtual open chain, virtual links
+    included; ``loops`` its loop closures, one per virtual link (§3.2)."""
+    model: Model
+    loops: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "loops", tuple(self.loops))
+        model, names = self.model, [loop.name for loop in self.loops]
+        if len(set(names)) != len(names):
+            raise ValueError(f"loop names must be distinct, got {names}")
+        virtuals = [loop.virtual for loop in self.loops]
+        for loop in self.loops:
+            k, what = loop.virtual, f"loop '{loop.name}'"
+            if not (isinstance(k, (int, np.integer)) and 1 <= k <= model.N):
+                raise ValueError(f"{what}: virtual link {k!r} is not a body in 1..{model.N}")
+            if not (isinstance(loop.real, (int, np.integer)) and 0 <= loop.real <= model.N):
+                raise ValueError(f"{what}: real link {loop.real!r} is not a body in 0..{model.N}")
+            if loop.real in virtuals or loop.real == k:
+                raise ValueError(f"{what}: the real link must be a real body, got body "
+                                 f"{loop.real}")
+            if k in model.parent[1:]:
+                raise ValueError(f"{what}: virtual link '{model.body_names[k]}' has children; "
+                                 f"a virtual link must be an end link")
+            if np.any(np.asarray(model.I[k]) != 0):
+                raise ValueError(f"{what}: virtual link '{model.body_names[k]}' has mass or "
+                                 f"inertia; a virtual link carries kinematic parameters only")
+            if np.shape(loop.Xreal) != (6, 6):
+                raise ValueError(f"{what}: Xreal must be a 6x6 Plücker transform")
+
+    @property
+    def real(self):
+        """The real pointer of every body (§3.2): the real link of a virtual link, −1 for
+        the other bodies."""
+        real = [-1] * (self.model.N + 1)
+        for loop in self.loops:
+            real[loop.virtual] = loop.real
+        return real
+
+    def loop(self, name):
+        for loop in self.loops:
+            if loop.name == name:
+                return loop
+        raise ValueError(f"no loop named {name!r}; loops: {[lp.name for lp in self.loops]}")
+
+
+def _append_body(model, parent, joint, Xtree, name, joint_name):
+    return Model(parent=model.parent + [parent], joints=model.joints + [joint],
+                 Xtree=model.Xtree + [np.asarray(Xtree, dtype=float)],
+                 I=model.I + [np.zeros((6, 6))], names=model.names + [joint_name],
+                 body_names=model.body_names + [name], gravity=model.gravity.copy())
+
+
+def add_loop(mech, a, b, joint=None, Xa=None, Xb=None, name=None):
+    """Close a loop between body ``a`` and body ``b`` (0: the ground): a new virtual link,
+    child of ``a`` through the cut joint ``joint`` (default ``Fixed()``, a weld) and tree
+    transform ``Xa``, with real pointer ``b`` and the frame ``Xb`` on b (§3.2, §4.2).
+    Returns a new :class:`Mechanism`; the cut joint's q and q̇ come last."""
+    if not isinstance(mech, Mechanism):
+        mech = Mechanism(mech)
+    N = mech.model.N
+    for body, what in ((a, "a"), (b, "b")):
+        if not (isinstance(body, (int, np.integer)) and 0 <= body <= N):
+            raise ValueError(f"body {what} = {body!r} is not a body in 0..{N}")
+    name = name or f"loop{len(mech.loops) + 1}"
+    joint = Fixed() if joint is None else joint
+    Xa = np.eye(6) if Xa is None else Xa
+    Xb = np.eye(6) if Xb is None else np.asarray(Xb, dtype=float)
+    model = _append_body(mech.model, a, joint, Xa, f"{name}:{mech.model.body_names[b]}v",
+                         f"{name}:cut")             # the virtual link "Link4v" of Fig. 8
+    return Mechanism(model, mech.loops + (Loop(name, model.N, int(b), Xb),))
+
+
+def four_bar(ground=2.0, crank=1.0, coupler=2.0, rocker=1.5, mass=1.0, gravity=GRAVITY):
+    """A planar four-bar linkage in the y-z plane: ``planar_chain`` of crank, coupler and
+    rocker (revolute joints about x, links along y at q = 0), the rocker's tip joined to
+    the ground pivot at y = ``ground`` by a revolute cut joint (the virtual link of loop
+    "four-bar"). ``mass``: a scalar or one per link (uniform rods). Not assembled: pass
+    a guess through :func:`assemble`."""
+    chain = planar_chain(3, [crank, coupler, rocker], mass, gravity=gravity)
+    return add_loop(chain, 3, 0, Revolute([1.0, 0.0, 0.0]), Xa=plux(np.eye(3), [0, rocker, 0]),
+                    Xb=plux(np.eye(3), [0, ground, 0]), name="four-bar")
+
+
+# ------------------------------------------------------------- loop kinematics (§2.2)
+
+def _X0(mech, X0, loop):
+    """(ᵛX₀, ʳX₀): base-to-virtual-link and base-to-real-frame transforms."""
+    return X0[loop.virtual], loop.Xreal @ X0[loop.real]
+
+
+def loop_residual(mech, q):
+    """The pose of each real frame in its virtual link's frame, [log R; p] (6 N_L): zero
+    when every loop is closed."""
+    (q,) = check_state(mech.model, q=q)
+    X0 = forward_kinematics(mech.model, q)
+    e = []
+    for loop in mech.loops:
+        Xv, Xr = _X0(mech, X0, loop)
+        E, p = plux_parts(Xr @ inv_X(Xv))              # ʳX_v: E rotates v- into r-coordinates
+        e.append(np.concatenate([log_so3(E.T), p]))
+    return np.concatenate(e) if e else np.zeros(0)
+
+
+def _world_jacobian(model, q, i):
+    return np.zeros((6, model.nv)) if i == 0 else jacobian(model, q, i, "world")
+
+
+def loop_jacobian(mech, q):
+    """J_C (6 N_L x N_J): the loop-closure Jacobians J_Li stacked (eqs. 5, 6), each the
+    velocity of the real frame relative to the virtual link, in the virtual link's
+    coordinates."""
+    model = mech.model
+    (q,) = check_state(model, q=q)
+    X0 = forward_kinematics(model, q)
+    rows = [X0[lp.virtual] @ (_world_jacobian(model, q, lp.real)
+                              - _world_jacobian(model, q, lp.virtual))             # (5)
+            for lp in mech.loops]
+    return np.vstack(rows) if rows else np.zeros((0, model.nv))                     # (6)
+
+
+def loop_jdot_qdot(mech, q, qd):
+    """J̇_C q̇ (6 N_L): d/dt (J_C q̇) at q̈ = 0, for eq. 16. With v_v, v_r the spatial
+    velocities of the virtual link and the real link in base coordinates (a_v, a_r their
+    accelerations at q̈ = 0): d/dt ᵛX₀ (v_r − v_v) = ᵛX₀ (a_r − a_v) − v_v × ᵛX₀ (v_r − v_v),
+    v_v here in virtual-link coordinates."""
+    model = mech.model
+    q, qd = check_state(model, q=q, qd=qd)
+    X0 = forward_kinematics(model, q)
+    v = body_velocities(model, q, qd)
+    a = body_accelerations(model, q, qd, np.zeros(model.nv))
+    v0 = [inv_X(X0[i]) @ v[i] for i in range(model.N + 1)]      # base coordinates
+    a0 = [inv_X(X0[i]) @ a[i] for i in range(model.N + 1)]
+    out = []
+    for lp in mech.loops:
+        Xv = X0[lp.virtual]
+        rel = Xv @ (v0[lp.real] - v0[lp.virtual])
+        out.append(Xv @ (a0[lp.real] - a0[lp.virtual]) - cross_motion(v[lp.virtual], rel))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+# ------------------------------------------------- independent rows and columns (§2.2)
+
+@dataclass(frozen=True)
+class Split:
+    """Which rows of J_C are independent (``rows``, m of them, eq. 7) and which joint
+    velocities are dependent (``S``, θ_S, m) or independent (``G``, θ_G, N_F = N_J − m)."""
+    rows: tuple
+    S: tuple
+    G: tuple
+
+    @property
+    def m(self):
+        return len(self.S)
+
+    @property
+    def NF(self):
+        return len(self.G)
+
+
+def _pivots(M, k):
+    """k column indices of M by column-pivoted Gram–Schmidt (Businger–Golub): each step
+    takes the column with the largest component outside the span of those taken."""
+    R = np.array(M, dtype=float)
+    chosen = []
+    for _ in range(k):
+        norms = np.linalg.norm(R, axis=0)
+        norms[chosen] = -1.0
+        j = int(np.argmax(norms))
+        chosen.append(j)
+        if norms[j] > 0:
+            u = R[:, j] / norms[j]
+            R -= np.outer(u, u @ R)
+    return sorted(chosen)
+
+
+def _joint_of_velocity(model, k):
+    i = max(i for i in range(1, model.N + 1) if model.v_index[i] <= k
+            and model.joints[i].nv > 0)
+    return model.names[i] + (f"[{k - model.v_index[i]}]" if model.joints[i].nv > 1 else "")
+
+
+def _check_JS(mech, split, JS, tol):
+    """SingularClosure naming the loops (and joints θ_S) when J_S is singular."""
+    if split.m == 0:
+        return
+    U, s, _ = np.linalg.svd(JS)
+    if s[-1] > tol * s[0]:
+        return
+    weight = np.zeros(len(mech.loops))
+    np.add.at(weight, np.array(split.rows) // 6, np.abs(U[:, -1]))
+    loops = [mech.loops[k].name for k in np.flatnonzero(weight > 0.1 * weight.max())]
+    joints = [_joint_of_velocity(mech.model, k) for k in split.S]
+    raise SingularClosure(
+        f"loop(s) {loops}: J_S is singular (σ_min/σ_max = {s[-1] / s[0]:.2e}) — the "
+        f"dependent joints {joints} cannot follow the independent ones at this "
+        f"configuration; choose other independent joints or move away from it")
+
+
+def choose_split(mech, q, independent=None, tol=1e-9):
+    """The :class:`Split` at configuration q. m = rank of J_C (singular values above
+    ``tol`` σ_max); the m rows of J_Cm and, unless ``independent`` (velocity indices of
+    θ_G) is given, the m columns of J_S are chosen by column pivoting, so J_S is as far
+    from singular as the greedy choice can make it. Raises :class:`SingularClosure`
+    when the chosen J_S is singular."""
+    model = mech.model
+    JC = loop_jacobian(mech, q)
+    if independent is None:
+        s = np.linalg.svd(JC, compute_uv=False) if JC.size else np.zeros(0)
+        m = int(np.sum(s > tol * s[0])) if s.size and s[0] > 0 else 0
+        rows = _pivots(JC.T, m)                                                    # (7)
+        S = _pivots(JC[rows], m)
+        G = [k for k in range(model.nv) if k not in S]
+    else:
+        G = sorted(int(k) for k in independent)
+        if len(set(G)) != len(G) or not all(0 <= k < model.nv for k in G):
+            raise ValueError(f"independent must be distinct velocity indices in "
+                             f"0..{model.nv - 1}, got {independent!r}")
+        m = model.nv - len(G)                                                      # (8)
+        if m > JC.shape[0] or (m and np.linalg.matrix_rank(JC) > m):
+            raise ValueError(f"{len(G)} independent joint velocities given, but the "
+                             f"loops leave only N_F = N_J − m = {model.nv} − "
+                             f"{np.linalg.matrix_rank(JC)} degrees of freedom")
+        rows = _pivots(JC.T, m)                                                    # (7)
+        S = [k for k in range(model.nv) if k not in G]
+    split = Split(tuple(rows), tuple(S), tuple(G))
+    _check_JS(mech, split, JC[np.ix_(rows, S)], tol)
+    return split
+
+
+# ------------------------------------------------------------ H, W and Ḣθ̇_G (§2.2–2.3)
+
+@dataclass(frozen=True, eq=False)
+class Reduction:
+    """The closed chain at one state, step by step: J_C (eq. 6), the :class:`Split`,
+    J_S and J_G (eq. 9), H (eq. 12), W (eq. 3, Fig. 2) and, given q̇, the velocity
+    θ̇_J = W θ̇_G (eq. 11) and Ḣ θ̇_G (eq. 16)."""
+    JC: np.ndarray
+    split: Split
+    JS: np.ndarray
+    JG: np.ndarray
+    H: np.ndarray
+    W: np.ndarray
+    qd: np.ndarray = None
+    Hd_qd: np.ndarray = None
+
+    def S(self, actuated):
+        """S = ∂θ_A/∂θ_G (eq. 4): the rows of W of the actuated joint velocities."""
+        return self.W[list(actuated)]
+
+
+def reduction(mech, q, qd=None, split=None, tol=1e-9):
+    """The :class:`Reduction` at (q, q̇). ``split`` defaults to :func:`choose_split` at q.
+    Only θ̇_G = q̇[G] is read from q̇; θ̇_S follows from eq. 11."""
+    model = mech.model
+    split = choose_split(mech, q, tol=tol) if split is None else split
+    JC = loop_jacobian(mech, q)                                                 # (5), (6)
+    JCm = JC[list(split.rows)]                                                  # (7)
+    JS, JG = JCm[:, list(split.S)], JCm[:, list(split.G)]                       # (9)
+    _check_JS(mech, split, JS, tol)
+    H = -np.linalg.solve(JS, JG) if split.m else np.zeros((0, split.NF))       # (12)
+    W = np.zeros((model.nv, split.NF))                                          # Fig. 2
+    W[list(split.S)] = H
+    W[list(split.G)] = np.eye(split.NF)
+    if qd is None:
+        return Reduction(JC, split, JS, JG, H, W)
+    (qd,) = check_state(model, qd=qd)
+    qd = W @ qd[list(split.G)]                                                  # (11)
+    JdCm_qd = loop_jdot_qdot(mech, q, qd)[list(split.rows)]
+    Hd_qd = -np.linalg.solve(JS, JdCm_qd) if split.m else np.zeros(0)          # (16)
+    return Reduction(JC, split, JS, JG, H, W, qd, Hd_qd)
+
+
+def _qdd_at_zero(r):
+    """θ̈_J when θ̈_G = 0: θ̈_S = Ḣ θ̇_G (eq. 13), θ̈_G = 0."""
+    qdd = np.zeros(r.W.shape[0])
+    qdd[list(r.split.S)] = r.Hd_qd
+    return qdd
+
+
+# ----------------------------------------------------------------- position closure
+
+def assemble(mech, q, split=None, independent=None, tol=1e-12, max_iter=50):
+    """Close the loops: Newton steps on θ_S with θ_G held, q ← q ⊕ δ with
+    δ_S = −J_C,S⁺ e (e = ``loop_residual``, J_C,S its columns θ_S; least squares, so
+    rows that depend on others do no harm). Returns the closed q; raises
+    :class:`LoopNotClosed` after ``max_iter`` steps."""
+    model = mech.model
+    (q,) = check_state(model, q=q)
+    if split is None:
+        split = choose_split(mech, q, independent)
+    S = list(split.S)
+    for _ in range(max_iter):
+        e = loop_residual(mech, q)
+        if np.abs(e).max(initial=0.0) < tol:
+            return q
+        delta = np.zeros(model.nv)
+        delta[S] = -np.linalg.lstsq(loop_jacobian(mech, q)[:, S], e, rcond=None)[0]
+        q = integrate_q(model, q, delta)
+    worst = int(np.argmax(np.abs(e))) // 6
+    raise LoopNotClosed(f"loop '{mech.loops[worst].name}' did not close in {max_iter} "
+                        f"Newton steps (residual {np.abs(e).max():.3g}); start nearer to an "
+                        f"assembled configuration or choose other independent joints")
+
+
+# ------------------------------------------------------------ inverse dynamics (§2.1)
+
+def generalized_forces(mech, q, qd, qdd_G, f_ext=None, split=None):
+    """τ_G = Wᵀ τ_O (eq. 1): τ_O by the open chain's RNEA with θ̈_J = W θ̈_G + (0; Ḣθ̇_G)
+    (eq. 13)."""
+    r = reduction(mech, q, qd, split)
+    qdd_G = np.asarray(qdd_G, dtype=float)
+    if qdd_G.shape != (r.split.NF,):
+        raise ValueError(f"qdd_G has shape {qdd_G.shape}, expected ({r.split.NF},) = (N_F,)")
+    qdd = r.W @ qdd_G + _qdd_at_zero(r)                                        # (13)
+    tau_O = rnea(mech.model, q, r.qd, qdd, f_ext)
+    return r.W.T @ tau_O                                                        # (1)
+
+
+def actuator_forces(S, tau_G, weights=None):
+    """τ_A with Sᵀ τ_A = τ_G (eq. 2) and the least τ_Aᵀ Q τ_A, Q = diag(weights):
+    τ_A = Q⁻¹ S (Sᵀ Q⁻¹ S)⁻¹ τ_G — for redundant actuation the minimum-norm choice."""
+    S = np.asarray(S, dtype=float)
+    w = np.ones(S.shape[0]) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (S.shape[0],) or np.any(w <= 0):
+        raise ValueError(f"weights must be {S.shape[0]} positive numbers, got {weights!r}")
+    QiS = S / w[:, None]
+    rank = np.linalg.matrix_rank(S.T @ QiS) if S.size else 0
+    if rank < S.shape[1]:
+        raise ValueError(f"the actuated joints span only {rank} of the N_F = {S.shape[1]} "
+                         f"generalized forces: the mechanism is under-actuated")
+    return QiS @ np.linalg.solve(S.T @ QiS, tau_G)
+
+
+def inverse_dynamics(mech, q, qd, qdd_G, actuated, weights=None, f_ext=None, split=None):
+    """Actuator forces τ_A (one per velocity index in ``actuated``) that make the closed
+    chain move with θ̈_G at (q, q̇): τ_O by RNEA, τ_G = Wᵀ τ_O, Sᵀ τ_A = τ_G (§2.1)."""
+    r = reduction(mech, q, qd, split)
+    tau_G = generalized_forces(mech, q, r.qd, qdd_G, f_ext, r.split)
+    return actuator_forces(r.S(actuated), tau_G, weights)
+
+
+# ------------------------------------------------------------ forward dynamics (§2.4)
+
+def forward_dynamics(mech, q, qd, tau, f_ext=None, split=None):
+    """θ̈_J of the closed chain under joint forces ``tau`` (an N_J-vector; τ_A placed at
+    the actuated joints, zeros elsewhere), by the unit-vector steps (1)–(5) of §2.4.
+    Only θ̇_G = q̇[G] is read from q̇."""
+    r = reduction(mech, q, qd, split)
+    model, W, qd = mech.model, r.W, r.qd
+    (tau,) = check_state(model, tau=tau)
+    tau_G = W.T @ tau                                                     # step (1), (2)
+    qdd0 = _qdd_at_zero(r)
+    b = W.T @ rnea(model, q, qd, qdd0, f_ext)                             # step (2)
+    A = np.column_stack([W.T @ rnea(model, q, qd, W[:, i] + qdd0, f_ext) - b
+                         for i in range(r.split.NF)])                     # step (3), (18)
+    qdd_G = np.linalg.solve(A, tau_G - b) if r.split.NF else np.zeros(0)  # step (4), (19)
+    return W @ qdd_G + qdd0                                               # step (5), (13)
+
+
+def forward_dynamics_kkt(mech, q, qd, tau, f_ext=None, split=None):
+    """An independent reference: the open chain's H q̈ + b = τ + J_Cmᵀ λ with the
+    constraint J_Cm q̈ = −J̇_Cm q̇, solved as one KKT system (CRBA + Lagrange multipliers)."""
+    model = mech.model
+    q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
+    rows = list((choose_split(mech, q) if split is None else split).rows)
+    J = loop_jacobian(mech, q)[rows]
+    gamma = -loop_jdot_qdot(mech, q, qd)[rows]
+    b = rnea(model, q, qd, np.zeros(model.nv), f_ext)
+    K = np.block([[crba(model, q), J.T], [J, np.zeros((len(rows), len(rows)))]])
+    return np.linalg.solve(K, np.concatenate([tau - b, gamma]))[:model.nv]
+
+
+# ------------------------------------------------------------------------ simulation
+
+def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, tol=1e-12):
+    """Integrate the closed chain from (q0, q̇0): fourth-order Runge–Kutta on the manifold
+    (as ``rbdlearn.simulate``) with θ̇_J = W θ̇_G and θ̈_J from :func:`forward_dynamics`,
+    then after every step the drift is removed: ``assemble`` moves θ_S back onto the loops
+    (θ_G held) and q̇ ← W θ̇_G. The split is chosen once, at q0 (``independent`` as in
+    :func:`choose_split`); ``tau``: None, a constant N_J-vector or ``tau(t, q, qd)``.
+    Returns a ``Trajectory`` of (q, q̇)."""
+    model = mech.model
+    t_end = _positive_time(t_end, "t_end", allow_zero=True)
+    dt = _positive_time(dt, "dt", allow_zero=False)
+    q, qd = check_state(model, q=q0, qd=qd0)
+    split = choose_split(mech, q, independent) if split is None else split
+    q = assemble(mech, q, split, tol=tol)
+    qd = reduction(mech, q, qd, split).qd
+    tau_const = np.zeros(model.nv) if tau is None else tau
+    tau_of = tau if callable(tau) else (lambda t, q, qd: tau_const)
+
+    def F(t, x):
+        qdd = forward_dynamics(mech, x[0], x[1], tau_of(t, x[0], x[1]), split=split)
+        return np.concatenate([x[1], qdd])
+
+    def move(x, d):
+        return integrate_q(model, x[0], d[:model.nv]), x[1] + d[model.nv:]
+
+    n = math.ceil(t_end / dt * (1 - 1e-12))
+    t = np.minimum(dt * np.arange(n + 1), t_end)
+    Q, QD = [q], [qd]
+    for k in range(n):
+        h, x = t[k + 1] - t[k], (q, qd)
+        F1 = h * F(t[k], x)                                    # (RK4-1..5) of integrate.py
+        x2 = move(x, F1 / 2)
+        F2 = h * F(t[k] + h / 2, x2)
+        F3 = h * F(t[k] + h / 2, move(x, F2 / 2))
+        F4 = h * F(t[k] + h, move(x2, F3 - F1 / 2))
+        q, qd = move(move(x, F1 / 4 + (F2 + F3) / 6 - F4 / 12), -F1 / 12 + (F2 + F3) / 6 + F4 / 4)
+        q = assemble(mech, q, split, tol=tol)                  # position correction
+        qd = reduction(mech, q, qd, split).qd                  # θ̇_S = H θ̇_G   (11)
+        Q.append(q)
+        QD.append(qd)
+    return Trajectory(t, np.array(Q), np.array(QD))
+
+
+# -------------------------------------------------------- structure changes (§4.2–4.4)
+
+@dataclass(frozen=True, eq=False)
+class Connection:
+    """Result of :func:`connect`: the new mechanism, its state after the velocity jump,
+    the jump Δθ̇_G of the old generalized velocities and the impulse F₁ (virtual-link
+    coordinates) that the connection applied to link a."""
+    mech: Mechanism
+    q: np.ndarray
+    qd: np.ndarray
+    dqd_G: np.ndarray
+    F: np.ndarray
+
+
+def velocity_jump(A, J1, J2, Jn, qd_G):
+    """Δθ̇ and F₁ of a connection inside one mechanism (eqs. 29–33): A its inertia in the
+    generalized coordinates θ, J1 / J2 the Jacobians of the two links' frames, Jn (6 x p)
+    the new joint's motion subspace (p = 0: a weld, C̃ = 0)."""
+    J = J1 - J2
+    Ainv_JT = np.linalg.solve(A, J.T)
+    B = J @ Ainv_JT                                                            # (31)
+    try:
+        Binv = np.linalg.inv(B)
+    except np.linalg.LinAlgError:
+        raise SingularClosure("B̃ = (J1 − J2) A⁻¹ (J1 − J2)ᵀ is singular: the two links "
+                              "cannot move relative to each other in every direction "
+                              "(e.g. a planar mechanism); eq. 30 needs B̃⁻¹") from None
+    C = np.zeros((6, 6))
+    if Jn.shape[1]:
+        C = Jn @ np.linalg.solve(Jn.T @ Binv @ Jn, Jn.T @ Binv)                 # (32)
+    v = J @ qd_G                                                                # (33)
+    F = Binv @ (np.eye(6) - C) @ v
+    return -Ainv_JT @ F, F                                                      # (30), (29)
+
+
+def add_loop_at(mech, q, a, b, joint=None, Xb=None, name=None):
+    """§4.2 steps (1)–(2): a virtual link of b, hung from a exactly where b's frame ``Xb``
+    is at configuration q, so the loop is closed with the cut ``joint`` at its neutral
+    configuration. Returns (mechanism, q with the cut joint's neutral q appended)."""
+    mech = mech if isinstance(mech, Mechanism) else Mechanism(mech)
+    joint = Fixed() if joint is None else joint
+    Xb = np.eye(6) if Xb is None else np.asarray(Xb, dtype=float)
+    (q,) = check_state(mech.model, q=q)
+    for body, what in ((a, "a"), (b, "b")):
+        if not (isinstance(body, (int, np.integer)) and 0 <= body <= mech.model.N):
+            raise ValueError(f"body {what} = {body!r} is not a body in 0..{mech.model.N}")
+    X0 = forward_kinematics(mech.model, q)
+    Xa = Xb @ X0[b] @ inv_X(X0[a])                       # b's frame seen from a: ᶠX_a
+    return add_loop(mech, a, b, joint, Xa, Xb, name), np.concatenate([q, joint.neutral()])
+
+
+def connect(mech, q, qd, a, b, joint=None, Xb=None, name=None):
+    """Connect link ``a`` to link ``b`` (0: the ground) by a new ``joint`` (default a weld)
+    while the mechanism moves (§4.2, §4.3): a virtual link is hung from a exactly where b's
+    frame ``Xb`` is now (so the loop is closed with the new joint at its neutral
+    configuration), and the velocities jump by eqs. 29–33 so the new loop holds. Returns
+    a :class:`Connection`."""
+    mech = mech if isinstance(mech, Mechanism) else Mechanism(mech)
+    model = mech.model
+    joint = Fixed() if joint is None else joint
+    new, q_new = add_loop_at(mech, q, a, b, joint, Xb, name)
+    Xb = new.loops[-1].Xreal
+    (qd,) = check_state(model, qd=qd)
+    X0 = forward_kinematics(model, q)
+    r = reduction(mech, q, qd)
+    A = r.W.T @ crba(model, q) @ r.W                      # the old mechanism's inertia
+    Xf = Xb @ X0[b]                                       # ᶠX₀, the new frame
+    J1 = Xf @ _world_jacobian(model, q, a) @ r.W          # link a at the new frame
+    J2 = Xf @ _world_jacobian(model, q, b) @ r.W
+    Jn = joint.S(joint.neutral())
+    qd_G = qd[list(r.split.G)]
+    dqd_G, F = velocity_jump(A, J1, J2, Jn, qd_G)
+    qd_n = np.linalg.lstsq(Jn, (J2 - J1) @ (qd_G + dqd_G), rcond=None)[0] if Jn.size \
+        else np.zeros(0)                                  # the new joint's velocity, (22)
+    return Connection(new, q_new, np.concatenate([r.W @ (qd_G + dqd_G), qd_n]), dqd_G, F)
+
+
+def _drop_body(model, k):
+    """``model`` without body k (a leaf), later bodies renumbered."""
+    keep = [i for i in range(model.N + 1) if i != k]
+    renum = {old: new for new, old in enumerate(keep)}
+    return Model(parent=[-1] + [renum[model.parent[i]] for i in keep[1:]],
+                 joints=[model.joints[i] for i in keep], Xtree=[model.Xtree[i] for i in keep],
+                 I=[model.I[i] for i in keep], names=[model.names[i] for i in keep],
+                 body_names=[model.body_names[i] for i in keep], gravity=model.gravity.copy())
+
+
+def cut(mech, q, qd, name):
+    """Cut the loop ``name`` at its virtual link (§4.4): the virtual link and its joint
+    are removed (the reverse of :func:`connect`'s structure change). Returns
+    (mechanism, q, q̇)."""
+    loop, model = mech.loop(name), mech.model
+    q, qd = check_state(model, q=q, qd=qd)
+    k = loop.virtual
+    loops = tuple(replace(lp, virtual=lp.virtual - (lp.virtual > k),
+                          real=lp.real - (lp.real > k))
+                  for lp in mech.loops if lp.name != name)
+    qs, vs = model.q_slices[k], model.v_slices[k]
+    return (Mechanism(_drop_body(model, k), loops), np.delete(q, np.r_[qs]),
+            np.delete(qd, np.r_[vs]))
+
+
+def cut_joint(mech, q, qd, i):
+    """Cut the real joint of body i (§4.4, Fig. 12): body i and its subtree are
+    re-attached to the base by a free joint placed where body i is, moving as it moves,
+    so nothing jumps; loops through the cut part stay closed by their virtual links.
+    Returns (mechanism, q, q̇)."""
+    model = mech.model
+    q, qd = check_state(model, q=q, qd=qd)
+    if not (isinstance(i, (int, np.integer)) and 1 <= i <= model.N) or i in \
+            [lp.virtual for lp in mech.loops]:
+        raise ValueError(f"cut_joint needs a real body in 1..{model.N}, got {i!r}")
+    E, p = plux_parts(forward_kinematics(model, q)[i])
+    v_i = body_velocities(model, q, qd)[i]
+    joints, Xtree, parent = list(model.joints), list(model.Xtree), list(model.parent)
+    joints[i], Xtree[i], parent[i] = Free(), np.eye(6), 0
+    new = Model(parent=parent, joints=joints, Xtree=Xtree, I=list(model.I),
+                names=list(model.names), body_names=list(model.body_names),
+                gravity=model.gravity.copy())
+    qs = [q[model.q_slices[k]] for k in range(1, model.N + 1)]
+    vs = [qd[model.v_slices[k]] for k in range(1, model.N + 1)]
+    qs[i - 1] = np.concatenate([p, rot_to_quat(E.T)])     # origin and orientation in base
+    vs[i - 1] = v_i                                       # its spatial velocity, body frame
+    return Mechanism(new, mech.loops), np.concatenate(qs), np.concatenate(vs)

@@ -1,0 +1,426 @@
+"""A hand held on a surface: Newton–Euler dynamics with a contact constraint and
+friction (Chapter 4, seed 002: Nishiguchi, Minami and Yano, 2014).
+
+A serial arm's hand point r(q) must stay on a surface C(r) = 0 (eq. 1). The surface
+pushes on the hand with a normal force f_n along n̂ = ∇C/|∇C| and a friction force
+f_t = K f_n against the sliding direction t̂ = ṙ/|ṙ|; the joints have viscous damping
+D. The equation of motion is (eq. 10)
+
+    M q̈ + h + g + D q̇ − (j_c − K j_t) f_n = τ,     j_c = J_pᵀ n̂,  j_t = J_pᵀ t̂   (11)
+
+and differentiating C(r(q)) = 0 twice gives  ∇Cᵀ J_p q̈ + γ = 0  with
+γ = (d∇C/dt)ᵀ ṙ + ∇Cᵀ J̇_p q̇ (eqs. 12, 22). Eliminating q̈ leaves one scalar equation
+for the normal force,  A f_n = a − dᵀ τ  (eqs. 13–21).
+
+The paper's point is that every term can be read off the Newton–Euler inverse
+dynamics with the contact force included, ``INV(q, q̇, q̈, g, f_n, K)`` (eqs. 2–9):
+b from one call, M column by column, j_c and j_t from two calls with f_n = −1
+(eqs. 30–35). :func:`forward_dynamics` does exactly that;
+:func:`forward_dynamics_kkt` solves the same motion independently (CRBA, a point
+Jacobian and a Lagrange multiplier) for the tests and the chapter.
+
+Forces follow the paper: ``f_n`` is the force of the surface on the hand along n̂,
+so the hand pushes on the surface with −(n̂ f_n − t̂ f_t) (eq. 6); the friction law
+is the paper's f_t = K f_n, meant for f_n ≥ 0 (a surface that pushes).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import integrate
+from .crb import crba
+from .joints import Revolute
+from .kinematics import (body_accelerations, body_pose, body_velocities, forward_kinematics,
+                         jdot_qdot, point_jacobian)
+from .model import Model, check_state, planar_chain, without_gravity
+from .rnea import rnea
+from .spatial import skew
+
+__all__ = ["Surface", "floor", "sphere", "ConstrainedArm", "PlanarArmOnFloor",
+           "SingularContact", "ContactState", "contact_state", "inverse_dynamics",
+           "forward_dynamics", "forward_dynamics_kkt", "link_forces", "com_accelerations",
+           "paper_jacobians", "ConstrainedTrajectory", "simulate"]
+
+
+class SingularContact(ValueError):
+    """The normal force is undefined: A = 0 in A f_n = a − dᵀτ (eq. 21)."""
+
+
+# --------------------------------------------------------------------------- surfaces
+@dataclass(frozen=True)
+class Surface:
+    """A surface C(r) = 0 in base coordinates: ``C(r)``, its gradient ``grad(r)`` (∂C/∂r)
+    and the gradient's rate ``grad_dot(r, rd)`` = d/dt ∂C/∂r = (∂²C/∂r²) ṙ."""
+    C: callable
+    grad: callable
+    grad_dot: callable
+    name: str = "surface"
+
+
+def floor(height=0.0):
+    """The horizontal plane z = height: C(r) = r_z − height, ∇C = e_z."""
+    e_z = np.array([0.0, 0.0, 1.0])
+    return Surface(C=lambda r: r[2] - height, grad=lambda r: e_z,
+                   grad_dot=lambda r, rd: np.zeros(3), name=f"floor z = {height:g}")
+
+
+def sphere(center, radius):
+    """The sphere |r − c| = ρ, as C(r) = (|r − c|² − ρ²)/2: ∇C = r − c, d∇C/dt = ṙ.
+    (A cylinder or circle for a planar arm: the same C restricted to its plane.)"""
+    c = np.asarray(center, dtype=float)
+    if c.shape != (3,) or not radius > 0:
+        raise ValueError(f"sphere needs a 3-vector center and radius > 0, "
+                         f"got {center!r}, {radius!r}")
+    return Surface(C=lambda r: ((r - c) @ (r - c) - radius ** 2) / 2, grad=lambda r: r - c,
+                   grad_dot=lambda r, rd: rd, name=f"sphere |r - {c}| = {radius:g}")
+
+
+# ------------------------------------------------------------------------ the system
+@dataclass(frozen=True, eq=False)
+class ConstrainedArm:
+    """An rbdlearn ``Model`` whose point ``point`` (coordinates of body ``body``) stays on
+    ``surface``; ``damping``: the viscous joint damping D (a scalar or one per velocity);
+    ``friction``: K in f_t = K f_n. ``baumgarte = (α, β)`` replaces C̈ = 0 by
+    C̈ + 2α Ċ + β² C = 0 to pull a drifting hand back onto the surface (the paper: 0, 0).
+    ``slip_speed``: below this hand speed [m/s] the sliding direction ṙ/|ṙ| is taken
+    as undefined and there is no friction (see :func:`contact_state`)."""
+    model: Model
+    body: int
+    point: np.ndarray
+    surface: Surface
+    damping: object = 0.0
+    friction: float = 0.0
+    baumgarte: tuple = (0.0, 0.0)
+    slip_speed: float = 1e-9
+
+    def __post_init__(self):
+        m = self.model
+        if not isinstance(m, Model):
+            raise ValueError(f"model must be an rbdlearn Model, got {type(m).__name__}")
+        if not (isinstance(self.body, (int, np.integer)) and 1 <= self.body <= m.N):
+            raise ValueError(f"body must be an integer in 1..{m.N}, got {self.body!r}")
+        point = np.asarray(self.point, dtype=float)
+        if point.shape != (3,) or not np.all(np.isfinite(point)):
+            raise ValueError(f"point must be a finite 3-vector in body {self.body}'s "
+                             f"coordinates, got {self.point!r}")
+        D = np.broadcast_to(np.asarray(self.damping, dtype=float), (m.nv,)).copy()
+        if not np.all(np.isfinite(D)) or np.any(D < 0):
+            raise ValueError(f"damping must be finite and >= 0, got {self.damping!r}")
+        K = float(self.friction)
+        if not (np.isfinite(K) and K >= 0):
+            raise ValueError(f"friction coefficient K must be finite and >= 0, got {K!r}")
+        alpha, beta = (float(x) for x in self.baumgarte)
+        if not (alpha >= 0 and beta >= 0):
+            raise ValueError(f"baumgarte gains (α, β) must be >= 0, got {self.baumgarte!r}")
+        for name, value in [("point", point), ("damping", D), ("friction", K),
+                            ("baumgarte", (alpha, beta)),
+                            ("_no_gravity", without_gravity(m))]:
+            object.__setattr__(self, name, value)
+
+    @property
+    def n(self):
+        return self.model.nv
+
+    def hand(self, q):
+        """The hand position r(q) in base coordinates."""
+        R, p = body_pose(forward_kinematics(self.model, q)[self.body])
+        return p + R @ self.point
+
+
+def PlanarArmOnFloor(n_links, mass=1.0, length=0.5, inertia=None, damping=3.0,
+                     friction=0.01, gravity=9.8, baumgarte=(0.0, 0.0)):
+    """The paper's arm (Figs. 1–2): n links in the y-z plane, joints about x at the ends
+    of the links, the base joint at the origin and the hand (the tip of link n) on the
+    floor z = 0 through the base.
+
+    Joint angles are the paper's: q_1 is measured from the upward vertical (+z), q_i
+    (i > 1) relative to link i−1, positive about +x (from +y towards +z). Each link is
+    a rod with its centre of mass at its middle; ``inertia`` is its moment of inertia
+    about the centre of mass and the joint axis (default m l²/12, the uniform rod).
+    Scalars or one value per link; ``gravity`` is g in m/s² along −z.
+    """
+    model = planar_chain(n_links, length=length, mass=mass, inertia=inertia,
+                         gravity=[0, 0, 0, 0, 0, -float(gravity)])
+    # planar_chain puts link 1 along +y at q = 0; turning the first joint frame by
+    # +90° about x makes q = 0 point the link up, as in the paper.
+    up = Revolute([1.0, 0.0, 0.0]).XJ(np.array([np.pi / 2]))
+    model.Xtree[1] = up @ model.Xtree[1]
+    L = np.broadcast_to(np.asarray(length, dtype=float), (n_links,))
+    return ConstrainedArm(model, body=n_links, point=np.array([0.0, L[-1], 0.0]),
+                          surface=floor(0.0), damping=damping, friction=friction,
+                          baumgarte=baumgarte)
+
+
+# ------------------------------------------------------------- contact kinematics
+@dataclass(frozen=True)
+class ContactState:
+    """The geometric terms of the contact at one state: hand position ``r`` and velocity
+    ``rd``, the hand Jacobian ``J`` (3 × n, base coordinates, J_p = ∂r/∂qᵀ), ``grad``
+    = ∂C/∂r, the unit normal ``n_hat``, the sliding direction ``t_hat`` (zero when the
+    hand does not slide), ``gamma`` = (d∇C/dt)ᵀṙ + ∇Cᵀ J̇_p q̇ (eq. 22, plus the
+    Baumgarte terms), and the residuals ``C`` and ``Cd`` = ∇Cᵀṙ."""
+    r: np.ndarray
+    rd: np.ndarray
+    J: np.ndarray
+    grad: np.ndarray
+    n_hat: np.ndarray
+    t_hat: np.ndarray
+    gamma: float
+    C: float
+    Cd: float
+    R: np.ndarray
+
+
+def contact_state(arm, q, qd):
+    """Evaluate :class:`ContactState` at ``(q, q̇)``.
+
+    The friction direction is ṙ/|ṙ| (eq. 6), undefined when the hand is at rest; below
+    ``arm.slip_speed`` the hand counts as not sliding and ``t_hat`` is zero — the paper's
+    law f_t = K f_n says nothing about static friction, and this is the choice under
+    which its published forces at t = 0.10 s come out (Chapter 4).
+    """
+    model, i, p = arm.model, arm.body, arm.point
+    q, qd = check_state(model, q=q, qd=qd)
+    R, o = body_pose(forward_kinematics(model, q)[i])
+    r = o + R @ p
+    J = point_jacobian(model, q, i, p, frame="world")                     # J_p (23)
+    rd = J @ qd
+    grad = np.asarray(arm.surface.grad(r), dtype=float)
+    norm = np.linalg.norm(grad)
+    if not norm > 0:
+        raise SingularContact(f"{arm.surface.name}: ∂C/∂r = 0 at the hand r = {r}; the "
+                              f"surface normal is undefined")
+    speed = np.linalg.norm(rd)
+    t_hat = rd / speed if speed > arm.slip_speed else np.zeros(3)
+    C, Cd = float(arm.surface.C(r)), float(grad @ rd)
+    gamma = (arm.surface.grad_dot(r, rd) @ rd                             # (22)
+             + grad @ jdot_qdot(model, q, qd, i, p, frame="world"))
+    alpha, beta = arm.baumgarte
+    gamma += 2 * alpha * Cd + beta ** 2 * C          # C̈ + 2αĊ + β²C = 0 (Baumgarte)
+    return ContactState(r, rd, J, grad, grad / norm, t_hat, float(gamma), C, Cd, R)
+
+
+def _hand_force(arm, c, f_n, K):
+    """The surface's force on the hand, n̂ f_n − t̂ K f_n (minus eq. 6), as a spatial force
+    on the hand's body in its own coordinates (applied at the hand point)."""
+    F = c.R.T @ (c.n_hat * f_n - c.t_hat * (K * f_n))
+    return np.concatenate([np.cross(arm.point, F), F])
+
+
+# ------------------------------------------------------ the extended Newton–Euler
+def inverse_dynamics(arm, q, qd, qdd, f_n, K=None, gravity=True, contact=None,
+                     return_forces=False):
+    """``INV(q, q̇, q̈, g, f_n, K)`` (eqs. 2–9): the joint torques τ of the damped arm
+    when the surface pushes on the hand with f_n (friction K f_n against ṙ).
+
+    The Newton–Euler recursion is :func:`rbdlearn.rnea` with the contact force as
+    an external force on the hand's body (the paper's ⁿ⁺¹f_{n+1} of eq. 6, with the
+    opposite sign because it is the force *on* the hand), plus D q̇ (eq. 9).
+    ``gravity=False`` drops g; ``K`` defaults to ``arm.friction``. The contact
+    directions (n̂, t̂) come from ``contact`` — the state's own by default; the forward
+    dynamics passes the actual state's directions into calls made with q̇ = 0, as
+    the paper's eqs. 32–33 require. With ``return_forces`` also returns the spatial
+    joint forces of :func:`rbdlearn.rnea` (f[i] on link i from link i−1, link
+    coordinates).
+    """
+    K = arm.friction if K is None else K
+    c = contact_state(arm, q, qd) if contact is None else contact
+    model = arm.model if gravity else arm._no_gravity
+    f_ext = {arm.body: _hand_force(arm, c, f_n, K)}                    # (6)
+    tau, f = rnea(model, q, qd, qdd, f_ext, return_forces=True)          # (2)–(8)
+    tau = tau + arm.damping * np.asarray(qd, dtype=float)                  # (9)
+    return (tau, f) if return_forces else tau
+
+
+@dataclass(frozen=True)
+class ContactDynamics:
+    """The result of the forward dynamics at one state: ``qdd``, the normal force ``f_n``,
+    the terms of A f_n = a − dᵀτ (``A``, ``a``, ``d``), and ``M``, ``b``, ``j_c``, ``j_t``,
+    ``contact``."""
+    qdd: np.ndarray
+    f_n: float
+    A: float
+    a: float
+    d: np.ndarray
+    M: np.ndarray
+    b: np.ndarray
+    j_c: np.ndarray
+    j_t: np.ndarray
+    contact: ContactState
+
+
+def _check_A(arm, q, A, m_c, j_c):
+    """A = m_c − K dᵀj_t must be far from 0 (eq. 21). m_c → 0 means j_c = J_pᵀn̂ → 0: a
+    singular posture in which no joint motion moves the hand along the normal."""
+    scale = np.linalg.norm(j_c) ** 2 + 1.0
+    if not np.isfinite(A) or abs(A) <= 1e-9 * scale * max(abs(m_c), 1.0):
+        why = ("the hand cannot move along the surface normal (j_c = J_pᵀn̂ = "
+               f"{np.array2string(j_c, precision=3)}): a singular posture"
+               if abs(m_c) <= 1e-9 * scale else
+               f"friction K = {arm.friction:g} cancels the normal response m_c = {m_c:.3g}")
+        raise SingularContact(f"A = {A:.3g} in A f_n = a − dᵀτ (eq. 21) at q = "
+                              f"{np.array2string(np.asarray(q, float), precision=4)}: "
+                              f"{why}; the normal force is undefined")
+
+
+def forward_dynamics(arm, q, qd, tau):
+    """q̈ and f_n by repeated Newton–Euler calls (eqs. 30–35). Raises
+    :class:`SingularContact` when A = 0 (eq. 21)."""
+    q, qd, tau = check_state(arm.model, q=q, qd=qd, tau=tau)
+    c = contact_state(arm, q, qd)
+    K, n, zero = arm.friction, arm.n, np.zeros(arm.n)
+
+    def INV(qd_, qdd_, gravity, f_n, K_):
+        return inverse_dynamics(arm, q, qd_, qdd_, f_n, K_, gravity, contact=c)
+
+    b = INV(qd, zero, True, 0.0, K)                                  # b = h + g + Dq̇ (31)
+    M = np.column_stack([INV(zero, e, False, 0.0, K) for e in np.eye(n)])   # M e_i
+    j_c = INV(zero, zero, False, -1.0, 0.0)                                   # (32)
+    j_t = j_c - INV(zero, zero, False, -1.0, 1.0)                             # (33)–(34)
+    norm = np.linalg.norm(c.grad)
+    dC_dq = c.grad @ c.J                                              # ∂C/∂qᵀ = ∇Cᵀ J_p
+    Minv_dC = np.linalg.solve(M, dC_dq)
+    m_c = dC_dq @ Minv_dC                                                     # (14)
+    d = norm * Minv_dC                                # dᵀ = |∇C| ∂C/∂qᵀ M⁻¹ (16), M = Mᵀ
+    a = d @ b - norm * c.gamma                                                # (18)
+    A = m_c - K * (d @ j_t)                                                   # (20)
+    _check_A(arm, q, A, m_c, j_c)
+    f_n = (a - d @ tau) / A                                                   # (21)
+    b_n = INV(qd, zero, True, f_n, K)                          # b_n = b − (j_c − K j_t) f_n
+    qdd = np.linalg.solve(M, tau - b_n)                                       # (35)
+    return ContactDynamics(qdd, float(f_n), float(A), float(a), d, M, b, j_c, j_t, c)
+
+
+def forward_dynamics_kkt(arm, q, qd, tau):
+    """The same motion solved independently: M from the composite-rigid-body algorithm,
+    the bias from RNEA at q̈ = 0, the hand Jacobian and J̇q̇ from the kinematics, and
+    the normal force as a Lagrange multiplier of the bordered system
+
+        [ M          −(j_c − K j_t) ] [ q̈  ]   [ τ − b ]
+        [ ∇Cᵀ J_p     0             ] [ f_n ] = [ −γ    ]
+
+    Returns ``(qdd, f_n)``."""
+    q, qd, tau = check_state(arm.model, q=q, qd=qd, tau=tau)
+    c = contact_state(arm, q, qd)
+    n = arm.n
+    M = crba(arm.model, q)
+    b = rnea(arm.model, q, qd, np.zeros(n)) + arm.damping * qd
+    G = np.zeros((n + 1, n + 1))
+    G[:n, :n] = M
+    G[:n, n] = -(c.J.T @ c.n_hat - arm.friction * (c.J.T @ c.t_hat))
+    G[n, :n] = c.grad @ c.J
+    x = np.linalg.solve(G, np.concatenate([tau - b, [-c.gamma]]))
+    return x[:n], float(x[n])
+
+
+def paper_jacobians(model, q, qd, body, point):
+    """The hand Jacobian J_p and its rate J̇_p the paper's way (eqs. 23–29), for a chain
+    of revolute joints: column k is ⁰z_k × (r − ⁰p_k) and its derivative
+    (⁰ω_k × ⁰z_k) × (r − ⁰p_k) + ⁰z_k × (ṙ − ṗ_k). Returns ``(J_p, J̇_p)`` (3 × n)."""
+    q, qd = check_state(model, q=q, qd=qd)
+    X0 = forward_kinematics(model, q)
+    v = body_velocities(model, q, qd)
+    R_h, p_h = body_pose(X0[body])
+    r = p_h + R_h @ point                                             # ⁰p_{n+1}
+    rd = R_h @ (v[body][3:] + np.cross(v[body][:3], point))          # J_p(n+1) q̇
+    J, Jd = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+    for k in model.ancestors(body):
+        if not isinstance(model.joints[k], Revolute):
+            raise ValueError(f"paper_jacobians handles revolute joints only; joint {k} "
+                             f"({model.names[k]}) is {type(model.joints[k]).__name__}")
+        R_k, p_k = body_pose(X0[k])
+        z = R_k @ model.joints[k].axis                                # ⁰z_k (24)
+        w = R_k @ v[k][:3]                                            # ⁰ω_k
+        pd = R_k @ v[k][3:]                                   # ṗ_k: joint k's origin is on body k
+        col = model.v_index[k]
+        J[:, col] = np.cross(z, r - p_k)                                       # (23), (25)
+        Jd[:, col] = np.cross(np.cross(w, z), r - p_k) + np.cross(z, rd - pd)  # (26)–(29)
+    return J, Jd
+
+
+# --------------------------------------------------------- forces and accelerations
+def link_forces(arm, q, f):
+    """⁰f_i: the force on link i from link i−1 in base coordinates, (N, 3), from the
+    spatial joint forces ``f`` of :func:`inverse_dynamics` (``return_forces=True``)."""
+    X0 = forward_kinematics(arm.model, q)
+    return np.array([body_pose(X0[i])[0] @ f[i][3:] for i in range(1, arm.model.N + 1)])
+
+
+def com_accelerations(model, q, qd, qdd):
+    """⁰s̈_i: the classical acceleration of each body's centre of mass in base
+    coordinates, (N, 3) — what m_i ⁰s̈_i = (sum of forces on link i) checks (eqs. 37–40)."""
+    X0 = forward_kinematics(model, q)
+    v = body_velocities(model, q, qd)
+    a = body_accelerations(model, q, qd, qdd)
+    out = np.zeros((model.N, 3))
+    for i in range(1, model.N + 1):
+        I = model.I[i]
+        s = np.array([I[2, 4], I[0, 5], I[1, 3]]) / I[5, 5]      # COM from m c× = I[:3, 3:]
+        w, wd = v[i][:3], a[i][:3]
+        vs = v[i][3:] + np.cross(w, s)
+        out[i - 1] = body_pose(X0[i])[0] @ (a[i][3:] + np.cross(wd, s) + np.cross(w, vs))
+    return out
+
+
+# ------------------------------------------------------------------- simulation
+@dataclass(frozen=True, eq=False)
+class ConstrainedTrajectory:
+    """A simulated constrained motion, one row per time ``t`` (steps,): ``q``, ``qd``,
+    ``qdd``; the normal force ``f_n`` (steps,); the friction force on the hand ``f_t``
+    (steps, 3, base coordinates; the paper plots its y component); ``link_forces``
+    (steps, N, 3): ⁰f_i, the force on link i from link i−1; the hand position ``r``
+    (steps, 3) and the constraint residual ``C`` (steps,)."""
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    f_n: np.ndarray
+    f_t: np.ndarray
+    link_forces: np.ndarray
+    r: np.ndarray
+    C: np.ndarray
+
+    def at(self, time):
+        """Index of the row nearest to ``time``."""
+        return int(np.argmin(np.abs(self.t - time)))
+
+
+def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
+    """Integrate the constrained arm ``system`` from ``q0`` (``qd0``, default at rest) to
+    ``t_end`` with fourth-order Runge–Kutta (the paper: dt = 0.01 s); ``tau`` is an
+    array or a function ``tau(t, q, qd)``. ``method``: ``"ne"`` integrates
+    :func:`forward_dynamics` (the paper's repeated Newton–Euler calls), ``"kkt"`` the
+    equal but cheaper :func:`forward_dynamics_kkt`. Forces and accelerations are
+    evaluated at every saved state. The initial state must satisfy C = 0 and Ċ = 0."""
+    if not isinstance(system, ConstrainedArm):
+        raise ValueError(f"system must be a ConstrainedArm, got {type(system).__name__}")
+    if method not in ("ne", "kkt"):
+        raise ValueError(f"method must be 'ne' or 'kkt', got {method!r}")
+    model = system.model
+    qd0 = np.zeros(model.nv) if qd0 is None else qd0
+    c0 = contact_state(system, q0, qd0)
+    scale = np.linalg.norm(c0.grad)
+    if abs(c0.C) > 1e-6 * scale or abs(c0.Cd) > 1e-6 * scale * (1 + np.linalg.norm(c0.rd)):
+        raise ValueError(f"the initial state is not on the surface: C = {c0.C:.3g}, "
+                         f"Ċ = {c0.Cd:.3g} at the hand r = {c0.r} ({system.surface.name}); "
+                         f"the constraint is kept at the acceleration level only")
+    tau_of = tau if callable(tau) else (lambda t, q, qd: tau)
+
+    def solve(q, qd, tau):
+        if method == "kkt":
+            return forward_dynamics_kkt(system, q, qd, tau)
+        fd = forward_dynamics(system, q, qd, tau)
+        return fd.qdd, fd.f_n
+
+    traj = integrate.simulate(model, q0, qd0, t_end, dt, tau=tau_of,
+                              forward=lambda m, q, qd, tau: solve(q, qd, tau)[0])
+    rows = []
+    for t, q, qd in zip(traj.t, traj.q, traj.qd):
+        qdd, f_n = solve(q, qd, tau_of(t, q, qd))
+        c = contact_state(system, q, qd)
+        _, f = inverse_dynamics(system, q, qd, qdd, f_n, contact=c, return_forces=True)
+        rows.append((qdd, f_n, -c.t_hat * system.friction * f_n,
+                     link_forces(system, q, f), c.r, c.C))
+    qdd, f_n, f_t, lf, r, C = (np.array(x) for x in zip(*rows))
+    return ConstrainedTrajectory(traj.t, traj.q, traj.qd, qdd, f_n, f_t, lf, r, C)

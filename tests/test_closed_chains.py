@@ -1,0 +1,345 @@
+"""Closed chains (rbdlearn.closed_chains, Chapter 5, seed 004): the unit-vector forward
+dynamics against CRBA + Lagrange multipliers, inverse then forward dynamics, the four-bar
+against a symbolic one-coordinate Lagrangian, energy and loop residuals in simulation,
+Ḣθ̇_G against finite differences, singular closures, floating bases, and structure
+changes (connect with its velocity jump, cut, cut a real joint)."""
+
+import numpy as np
+import pytest
+
+import rbdlearn as rbd
+from conftest import random_inertia, rel_err
+from rbdlearn import closed_chains as cc
+
+X_AXIS = [1.0, 0.0, 0.0]
+GEOMETRY = dict(ground=2.0, crank=1.0, coupler=2.0, rocker=1.5)
+
+
+@pytest.fixture(scope="module")
+def four_bar():
+    """The four-bar (masses 1, 2, 1.5) assembled at crank angle 1.0, θ_G = the crank."""
+    mech = cc.four_bar(**GEOMETRY, mass=[1.0, 2.0, 1.5])
+    q = cc.assemble(mech, [1.0, -1.0, -1.5, 1.5], independent=[0])
+    return mech, q, cc.choose_split(mech, q, independent=[0])
+
+
+def four_bar_state(mech, split, crank, rate, guess=(-1.0, -1.5, 1.5)):
+    q = cc.assemble(mech, [crank, *guess], split)
+    return q, cc.reduction(mech, q, [rate, 0, 0, 0], split).qd
+
+
+def looped_tree(seed, n_loops, floating=False, joints=(rbd.Spherical(), rbd.Revolute(X_AXIS))):
+    """A random 9-body tree (revolute, prismatic, spherical joints; optionally on a free
+    floating base) closed by ``n_loops`` loops, each between two bodies whose path through
+    the tree has the most joint velocities, the cut joints taken from ``joints``; the
+    loops are closed where the random configuration puts them (``add_loop_at``)."""
+    model = rbd.random_tree(9, seed=seed, joint_types=("revolute", "prismatic", "spherical"))
+    if floating:
+        model = rbd.floating_base(model, random_inertia(np.random.default_rng(seed)))
+    rng = np.random.default_rng(seed)
+    q = rbd.random_q(model, rng)
+    mech, used = cc.Mechanism(model), set()
+
+    def path_dof(a, b):
+        path = set(model.ancestors(a)) ^ set(model.ancestors(b))
+        return sum(model.joints[k].nv for k in path)
+    for k in range(n_loops):
+        pairs = [(a, b) for a in range(1, model.N + 1) for b in range(0, a)
+                 if not {a, b} & used]
+        a, b = max(pairs, key=lambda ab: path_dof(*ab))
+        used |= {a, b}
+        mech, q = cc.add_loop_at(mech, q, a, b, joints[k % len(joints)], name=f"L{k + 1}")
+    return mech, q, rng
+
+
+# ----------------------------------------------------------------- the loop kinematics
+
+def test_four_bar_closure_and_split(four_bar):
+    mech, q, split = four_bar
+    assert np.abs(cc.loop_residual(mech, q)).max() < 1e-12
+    # the tip of the rocker is at the ground pivot: an independent check of the closure
+    X0 = rbd.forward_kinematics(mech.model, q)
+    R, p = rbd.body_pose(X0[3])
+    np.testing.assert_allclose(p + R @ [0, 1.5, 0], [0, 2.0, 0], atol=1e-12)
+    assert (split.m, split.NF) == (3, 1)              # N_F = N_J − m = 4 − 3   (8)
+    assert mech.real == [-1, -1, -1, -1, 0]           # the virtual link's real pointer
+    r = cc.reduction(mech, q, split=split)
+    np.testing.assert_allclose(r.JC @ r.W, 0, atol=1e-12)      # every θ̇_G keeps the loop
+    np.testing.assert_allclose(r.W[list(split.S)], r.H)
+    # the cut joint turns by −(θ1 + θ2 + θ3): the ground link does not rotate
+    assert abs(r.W[:, 0].sum()) < 1e-12
+
+
+def test_hdot_qdot_matches_finite_differences(four_bar):
+    mech, q, split = four_bar
+    for mech, q, split, rate in [(mech, q, split, np.array([0.8]))] + [
+            (m, q_, cc.choose_split(m, q_), rng.normal(size=cc.choose_split(m, q_).NF))
+            for m, q_, rng in [looped_tree(7, 2)]]:
+        r = cc.reduction(mech, q, split=split)
+        qd = r.W @ rate
+        h = 1e-6
+        Hp = cc.reduction(mech, rbd.integrate_q(mech.model, q, h * qd), split=split).H
+        Hm = cc.reduction(mech, rbd.integrate_q(mech.model, q, -h * qd), split=split).H
+        expected = (Hp - Hm) / (2 * h) @ rate                              # Ḣ θ̇_G
+        assert rel_err(cc.reduction(mech, q, qd, split).Hd_qd, expected) < 1e-7
+
+
+def test_loop_jdot_qdot_matches_finite_differences():
+    # any q̇, also one that breaks the loops: J̇_C q̇ = d/dt (J_C(q ⊕ t q̇) q̇) at t = 0
+    mech, q, rng = looped_tree(6, 2, floating=True)
+    qd, h = rng.normal(size=mech.model.nv), 1e-6
+    JC = [cc.loop_jacobian(mech, rbd.integrate_q(mech.model, q, s * h * qd)) @ qd
+          for s in (1, -1)]
+    assert rel_err(cc.loop_jdot_qdot(mech, q, qd), (JC[0] - JC[1]) / (2 * h)) < 1e-7
+
+
+def test_position_closure_tracks_the_loop_and_fails_clearly(four_bar):
+    mech, _, split = four_bar
+    for crank in np.linspace(0.3, 2.5, 5):
+        q = cc.assemble(mech, [crank, -1.0, -1.5, 1.5], split)
+        assert q[0] == crank and np.abs(cc.loop_residual(mech, q)).max() < 1e-12
+    far = cc.four_bar(ground=10.0)                   # the links cannot reach the pivot
+    with pytest.raises(cc.LoopNotClosed, match="four-bar"):
+        cc.assemble(far, [1.0, -1.0, -1.5, 1.5], independent=[0])
+
+
+def test_singular_closure_raises_naming_the_loop():
+    # a non-Grashof four-bar: coupler and rocker are aligned (joints 2, 3 and the ground
+    # pivot collinear) when |P2 − P4| = coupler + rocker; the crank cannot drive there
+    g, a, b, c = 3.0, 1.5, 2.0, 2.0
+    mech = cc.four_bar(g, a, b, c)
+    crank = np.arccos((a**2 + g**2 - (b + c)**2) / (2 * a * g))
+    P2 = a * np.array([np.cos(crank), np.sin(crank)])
+    phi = np.arctan2(-P2[1], g - P2[0])              # coupler and rocker direction
+    q = np.array([crank, phi - crank, 0.0, -phi])
+    assert np.abs(cc.loop_residual(mech, q)).max() < 1e-12
+    with pytest.raises(cc.SingularClosure, match="four-bar"):
+        cc.choose_split(mech, q, independent=[0])
+    with pytest.raises(cc.SingularClosure, match="four-bar"):
+        cc.forward_dynamics(mech, q, np.zeros(4), np.zeros(4),
+                            split=cc.Split((0, 4, 5), (1, 2, 3), (0,)))
+    cc.choose_split(mech, q, independent=[1])        # the coupler can still drive
+
+
+def test_mechanism_rejects_bad_loops():
+    chain = rbd.planar_chain(3)
+    with pytest.raises(ValueError, match="mass"):
+        cc.Mechanism(chain, [cc.Loop("L", 3, 0)])    # body 3 has mass: not a virtual link
+    with pytest.raises(ValueError, match="end link"):
+        cc.Mechanism(chain, [cc.Loop("L", 2, 0)])
+    with pytest.raises(ValueError, match="degrees of freedom"):
+        mech = cc.four_bar()
+        cc.choose_split(mech, cc.assemble(mech, [1.0, -1, -1.5, 1.5], independent=[0]),
+                        independent=[0, 1])
+
+
+# ------------------------------------------------------------------ dynamics (§2.1–2.4)
+
+def check_forward_against_kkt(mech, q, rng, f_ext=None):
+    split = cc.choose_split(mech, q)
+    qd = cc.reduction(mech, q, rng.normal(size=mech.model.nv), split).qd
+    tau = rng.normal(size=mech.model.nv)
+    qdd = cc.forward_dynamics(mech, q, qd, tau, f_ext, split)
+    qdd_kkt = cc.forward_dynamics_kkt(mech, q, qd, tau, f_ext, split)
+    assert rel_err(qdd, qdd_kkt) < 1e-9
+    # and the loops stay closed at the acceleration level: J_C q̈ + J̇_C q̇ = 0
+    r = cc.loop_jacobian(mech, q) @ qdd + cc.loop_jdot_qdot(mech, q, qd)
+    assert np.abs(r).max() < 1e-9 * max(1.0, np.abs(qdd).max())
+    return split
+
+
+def test_four_bar_forward_dynamics_equals_kkt(four_bar):
+    mech, _, split = four_bar
+    rng = np.random.default_rng(0)
+    for crank in (0.4, 1.0, 2.0):
+        q = cc.assemble(mech, [crank, -1.0, -1.5, 1.5], split)
+        check_forward_against_kkt(mech, q, rng)
+
+
+@pytest.mark.parametrize("seed, n_loops, floating", [(1, 1, False), (2, 2, False),
+                                                     (3, 2, False), (4, 1, True),
+                                                     (5, 2, True)])
+def test_spatial_loops_forward_dynamics_equals_kkt(seed, n_loops, floating):
+    mech, q, rng = looped_tree(seed, n_loops, floating)
+    f_ext = {2: rng.normal(size=6)}
+    split = check_forward_against_kkt(mech, q, rng, f_ext)
+    assert split.m > 0 and split.NF > 0
+
+
+def test_pseudo_closed_chain_free_joint_in_the_loop():
+    # §2.5, §4.2: a floating chain whose last link is welded (then pinned by a ball) to the
+    # ground; the 6-DOF free joint is part of the loop, treated as one joint
+    base = rbd.floating_base(rbd.random_tree(4, seed=8, joint_types=("revolute",)),
+                             random_inertia(np.random.default_rng(8)))
+    rng = np.random.default_rng(9)
+    q = rbd.random_q(base, rng)
+    for joint, NF in ((rbd.Fixed(), 4), (rbd.Spherical(), 7)):
+        mech, qc = cc.add_loop_at(base, q, 5, 0, joint)
+        split = check_forward_against_kkt(mech, qc, rng)
+        assert split.NF == NF                         # 6 + 4 − 6 and 6 + 4 + 3 − 6
+
+
+def test_inverse_then_forward_returns_the_input(four_bar):
+    mech, q, split = four_bar
+    rng = np.random.default_rng(1)
+    cases = [(mech, q, split, [0]), (mech, q, split, [0, 1, 2])]        # redundant: 3 for 1
+    m2, q2, _ = looped_tree(2, 2)
+    s2 = cc.choose_split(m2, q2)
+    real = [k for k in range(m2.model.nv) if k < m2.model.v_index[m2.loops[0].virtual]]
+    cases.append((m2, q2, s2, real))
+    for mech, q, split, actuated in cases:
+        qd = cc.reduction(mech, q, rng.normal(size=mech.model.nv), split).qd
+        qdd_G = rng.normal(size=split.NF)
+        tau_A = cc.inverse_dynamics(mech, q, qd, qdd_G, actuated, split=split)
+        tau = np.zeros(mech.model.nv)
+        tau[actuated] = tau_A
+        qdd = cc.forward_dynamics(mech, q, qd, tau, split=split)
+        assert rel_err(qdd[list(split.G)], qdd_G) < 1e-9
+
+
+def test_redundant_actuation_minimum_norm_and_weighted(four_bar):
+    mech, q, split = four_bar
+    r = cc.reduction(mech, q, [0.5, 0, 0, 0], split)
+    tau_G = cc.generalized_forces(mech, q, r.qd, [1.3], split=split)
+    S = r.S([0, 1, 2])
+    tau_A = cc.actuator_forces(S, tau_G)
+    tau_W = cc.actuator_forces(S, tau_G, weights=[1.0, 10.0, 10.0])
+    for t in (tau_A, tau_W):
+        np.testing.assert_allclose(S.T @ t, tau_G, rtol=1e-12)        # (2)
+    # any other solution is longer: add a null-space direction of Sᵀ
+    null = np.linalg.svd(S.T)[2][-1]
+    assert np.linalg.norm(tau_A) < np.linalg.norm(tau_A + 0.1 * null)
+    assert abs(tau_W[0]) > abs(tau_A[0])              # the cheap actuator takes more
+    with pytest.raises(ValueError, match="under-actuated"):
+        cc.actuator_forces(np.zeros((1, 1)), tau_G)
+
+
+def test_four_bar_against_symbolic_lagrangian(four_bar):
+    """One coordinate, the crank angle φ1: the loop fixes φ2, φ3 (absolute angles), and
+    T = ½ A(φ1) φ̇1², so A φ̈1 + ½ A′ φ̇1² + V′ = τ1 (′ = d/dφ1 along the loop)."""
+    sp = pytest.importorskip("sympy")
+    mech, _, split = four_bar
+    g, a, b, c = (GEOMETRY[k] for k in ("ground", "crank", "coupler", "rocker"))
+    m, grav = [1.0, 2.0, 1.5], 9.81
+    p = sp.symbols("p1:4")
+    u = [sp.Matrix([sp.cos(x), sp.sin(x)]) for x in p]
+    F = a * u[0] + b * u[1] + c * u[2] - sp.Matrix([g, 0])
+    dep = -F.jacobian(p[1:]).LUsolve(F.diff(p[0]))          # dφ2/dφ1, dφ3/dφ1
+    rates = [sp.Integer(1), dep[0], dep[1]]
+
+    def along(expr):                                         # d/dφ1 on the loop
+        return sum((expr.diff(x) * r for x, r in zip(p, rates)), 0 * expr)
+    coms = [a / 2 * u[0], a * u[0] + b / 2 * u[1], a * u[0] + b * u[1] + c / 2 * u[2]]
+    L = [a, b, c]
+    A = sum(m[k] * (along(coms[k]).T * along(coms[k]))[0] + m[k] * L[k]**2 / 12 * rates[k]**2
+            for k in range(3))
+    V = sum(m[k] * grav * coms[k][1] for k in range(3))
+    f = sp.lambdify(p, [A, along(A), along(V)])
+    rng = np.random.default_rng(3)
+    for crank in (0.5, 1.2, 2.2):
+        rate, tau1 = rng.normal(), rng.normal()
+        q, qd = four_bar_state(mech, split, crank, rate)
+        A_, dA, dV = f(*np.cumsum(q[:3]))
+        expected = (tau1 - 0.5 * dA * rate**2 - dV) / A_
+        qdd = cc.forward_dynamics(mech, q, qd, [tau1, 0, 0, 0], split=split)
+        assert abs(qdd[0] - expected) < 1e-9 * max(1.0, abs(expected))
+
+
+def test_conservative_four_bar_keeps_energy_and_loop(four_bar):
+    mech, q, split = four_bar
+    qd = cc.reduction(mech, q, [2.0, 0, 0, 0], split).qd
+    drift = []
+    for dt in (1e-2, 5e-3):
+        traj = cc.simulate(mech, q, qd, 1.0, dt, split=split)
+        E = [rbd.energy(mech.model, x, v) for x, v in zip(traj.q, traj.qd)]
+        drift.append(np.abs(np.array(E) - E[0]).max() / abs(E[0]))
+        assert max(np.abs(cc.loop_residual(mech, x)).max() for x in traj.q) < 1e-10
+        assert np.abs(traj.q[-1, 0] - traj.q[0, 0]) > 0.5          # it did move
+    assert drift[1] < 1e-5
+    assert drift[0] / drift[1] > 10                  # fourth order: 2⁴ = 16
+
+
+# ------------------------------------------------------------ structure changes (§4)
+
+def two_floating_chains():
+    """Two free-floating 2-link chains (bodies 1–2 and 3–4), no gravity."""
+    rng = np.random.default_rng(11)
+    joints = [None, rbd.Free(), rbd.Revolute(X_AXIS), rbd.Free(), rbd.Revolute([0, 1.0, 0])]
+    Xtree = [None, np.eye(6), rbd.spatial.plux(np.eye(3), [0, 0.5, 0]), np.eye(6),
+             rbd.spatial.plux(np.eye(3), [0.4, 0, 0])]
+    model = rbd.Model(parent=[-1, 0, 1, 0, 3], joints=joints, Xtree=Xtree,
+                      I=[None] + [random_inertia(rng) for _ in range(4)], gravity=np.zeros(6))
+    return cc.Mechanism(model), rbd.random_q(model, rng), rng.normal(size=model.nv)
+
+
+@pytest.mark.parametrize("joint", [rbd.Fixed(), rbd.Revolute(X_AXIS), rbd.Spherical()],
+                         ids=["weld", "revolute", "spherical"])
+def test_connection_velocity_jump(joint):
+    mech, q, qd = two_floating_chains()
+    con = cc.connect(mech, q, qd, 2, 4, joint, name="grip")
+    new = con.mech
+    # the new loop holds after the jump
+    assert np.abs(cc.loop_jacobian(new, con.q) @ con.qd).max() < 1e-10
+    # momentum of the two free chains is conserved; kinetic energy does not increase
+    assert rel_err(rbd.momentum(new.model, con.q, con.qd), rbd.momentum(mech.model, q, qd)) < 1e-10
+    KE0, KE1 = rbd.energy(mech.model, q, qd), rbd.energy(new.model, con.q, con.qd)
+    assert KE1 < KE0
+    # the impulse has no component along the new joint's free directions (23)
+    assert np.abs(joint.S(joint.neutral()).T @ con.F).max(initial=0) < 1e-9 * np.abs(con.F).max()
+    # independently: Gauss — the post-jump velocity is the closest, in the kinetic-energy
+    # metric, that satisfies the new loop: [H J_Cᵀ; J_C 0] [q̇⁺; λ] = [H q̇⁻; 0]
+    H, J = rbd.crba(new.model, con.q), cc.loop_jacobian(new, con.q)
+    rows = list(cc.choose_split(new, con.q).rows)
+    J = J[rows]
+    qd_minus = np.concatenate([qd, np.zeros(joint.nv)])
+    K = np.block([[H, J.T], [J, np.zeros((len(rows), len(rows)))]])
+    qd_plus = np.linalg.solve(K, np.concatenate([H @ qd_minus, np.zeros(len(rows))]))
+    assert rel_err(con.qd, qd_plus[:new.model.nv]) < 1e-9
+
+
+def test_connection_within_one_mechanism_to_the_ground():
+    # a looped tree hits the ground with one of its links: the existing loop stays closed
+    mech, q, rng = looped_tree(4, 1, floating=True)
+    qd = cc.reduction(mech, q, rng.normal(size=mech.model.nv)).qd
+    con = cc.connect(mech, q, qd, 3, 0, rbd.Spherical(), name="touch")
+    assert np.abs(cc.loop_jacobian(con.mech, con.q) @ con.qd).max() < 1e-9
+    assert rbd.energy(con.mech.model, con.q, con.qd) < rbd.energy(mech.model, q, qd)
+
+
+def test_connect_then_cut_restores_the_structure():
+    mech, q, qd = two_floating_chains()
+    con = cc.connect(mech, q, qd, 2, 4, rbd.Spherical(), name="grip")
+    back, q2, qd2 = cc.cut(con.mech, con.q, con.qd, "grip")
+    assert back.model.parent == mech.model.parent and back.loops == ()
+    assert back.model.names == mech.model.names
+    assert all(np.array_equal(x, y) for x, y in zip(back.model.Xtree[1:], mech.model.Xtree[1:]))
+    np.testing.assert_array_equal(q2, q)
+    np.testing.assert_array_equal(qd2, con.qd[:mech.model.nv])
+    with pytest.raises(ValueError, match="no loop named"):
+        cc.cut(back, q2, qd2, "grip")
+
+
+def test_cut_real_joint_reattaches_with_a_free_joint(four_bar):
+    # §4.4, Fig. 12: cut the joint between crank and coupler; the coupler (and the rocker)
+    # hang from the ground by a free joint, the virtual link keeps rocker and ground joined
+    mech, q, split = four_bar
+    qd = cc.reduction(mech, q, [1.5, 0, 0, 0], split).qd
+    new, q2, qd2 = cc.cut_joint(mech, q, qd, 2)
+    assert isinstance(new.model.joints[2], rbd.Free) and new.model.parent[2] == 0
+    for X, Y in zip(rbd.forward_kinematics(mech.model, q), rbd.forward_kinematics(new.model, q2)):
+        np.testing.assert_allclose(X, Y, atol=1e-12)
+    v_old, v_new = rbd.body_velocities(mech.model, q, qd), rbd.body_velocities(new.model, q2, qd2)
+    for v, w in zip(v_old, v_new):
+        np.testing.assert_allclose(v, w, atol=1e-12)
+    assert np.abs(cc.loop_residual(new, q2)).max() < 1e-12
+    assert cc.choose_split(new, q2).NF == 3     # crank; rocker, and coupler on its pin
+
+
+def test_bad_dynamics_input(four_bar):
+    mech, q, split = four_bar
+    with pytest.raises(ValueError, match="qdd_G has shape"):
+        cc.generalized_forces(mech, q, np.zeros(4), [1.0, 2.0], split=split)
+    with pytest.raises(ValueError, match="tau has shape"):
+        cc.forward_dynamics(mech, q, np.zeros(4), np.zeros(3), split=split)
+    with pytest.raises(ValueError, match="dt"):
+        cc.simulate(mech, q, np.zeros(4), 1.0, 0.0)

@@ -1,0 +1,243 @@
+"""Chapter 4: the extended Newton–Euler method for a hand held on a surface (seed 002).
+
+The repeated-Newton–Euler forward dynamics is checked against an independent
+formulation (CRBA + a Lagrange multiplier), the paper's Jacobian formulas against
+finite differences, and the paper's published simulations against its own tables.
+"""
+
+import dataclasses
+import json
+import pathlib
+
+import numpy as np
+import pytest
+import sympy
+
+from rbdlearn import constrained as C
+from rbdlearn.crb import crba
+from rbdlearn.kinematics import jdot_qdot, point_jacobian
+from rbdlearn.model import random_tree
+from rbdlearn.rnea import rnea
+
+PAPER = json.loads((pathlib.Path(__file__).parents[1] / "book" / "ch4_constrained"
+                    / "paper_values.json").read_text())
+INERTIA = 0.5 ** 2 / 3          # m l²/3: the value under which the paper's numbers come out
+
+
+def _pi_expr(items):
+    return np.array([float(sympy.sympify(s).subs("pi", sympy.pi)) for s in items])
+
+
+def _spatial_arm(seed=3, n=5):
+    """A 3-D revolute chain whose tip must stay on a sphere through its current position."""
+    model = random_tree(n, seed=seed, joint_types=("revolute",), p_chain=1.0)
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(-1, 1, n)
+    point = np.array([0.1, 0.2, 0.05])
+    probe = C.ConstrainedArm(model, n, point, C.floor(0.0))
+    r = probe.hand(q)
+    center = r + np.array([0.3, -0.2, 0.4])
+    surface = C.sphere(center, np.linalg.norm(r - center))
+    arm = C.ConstrainedArm(model, n, point, surface, damping=0.7, friction=0.3)
+    # a velocity tangent to the sphere: remove the normal component of the hand velocity
+    qd = rng.normal(size=n)
+    c = C.contact_state(arm, q, qd)
+    jn = c.J.T @ c.n_hat
+    qd = qd - jn * (jn @ qd) / (jn @ jn)
+    return arm, q, qd
+
+
+def _states():
+    pi = np.pi
+    two = C.PlanarArmOnFloor(2, inertia=INERTIA)
+    three = C.PlanarArmOnFloor(3, inertia=INERTIA, friction=0.2)
+    yield two, np.array([-7 * pi / 12, pi / 6]), np.array([0.4, -0.8]), np.array([0.3, -1.2])
+    yield three, np.array([-pi / 6, -pi / 3, -pi / 3]), np.array([0.5, -0.2, -0.1]), \
+        np.array([3.0, 3.0, 3.0])
+    arm, q, qd = _spatial_arm()
+    yield arm, q, qd, np.linspace(-1, 1, arm.n)
+    yield dataclasses.replace(arm, baumgarte=(5.0, 20.0)), q + 0.01, qd, np.zeros(arm.n)
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_newton_euler_forward_dynamics_equals_kkt(case):
+    arm, q, qd, tau = list(_states())[case]
+    fd = C.forward_dynamics(arm, q, qd, tau)
+    qdd, f_n = C.forward_dynamics_kkt(arm, q, qd, tau)
+    assert np.allclose(fd.qdd, qdd, rtol=0, atol=1e-10 * (1 + np.abs(qdd).max()))
+    assert abs(fd.f_n - f_n) <= 1e-10 * (1 + abs(f_n))
+    # the pieces read off INV are the textbook ones: M from CRBA, j_c = J_pᵀ n̂, j_t = J_pᵀ t̂
+    c = fd.contact
+    assert np.allclose(fd.M, crba(arm.model, q), atol=1e-12)
+    assert np.allclose(fd.j_c, c.J.T @ c.n_hat, atol=1e-12)
+    assert np.allclose(fd.j_t, c.J.T @ c.t_hat, atol=1e-12)
+    # the acceleration satisfies the twice-differentiated constraint (eq. 12) …
+    assert abs(c.grad @ c.J @ fd.qdd + c.gamma) < 1e-10 * (1 + np.abs(fd.qdd).max())
+    # … and INV at that acceleration and normal force returns the input torques (eq. 31)
+    assert np.allclose(C.inverse_dynamics(arm, q, qd, fd.qdd, fd.f_n), tau, atol=1e-10)
+
+
+def test_paper_jacobians_match_kinematics_and_finite_differences():
+    arm, q, qd = _spatial_arm(seed=5, n=6)
+    J, Jd = C.paper_jacobians(arm.model, q, qd, arm.body, arm.point)
+    assert np.allclose(J, point_jacobian(arm.model, q, arm.body, arm.point), atol=1e-12)
+    # J̇ q̇ is the hand's acceleration at q̈ = 0 (kinematics, independent code)
+    assert np.allclose(Jd @ qd, jdot_qdot(arm.model, q, qd, arm.body, arm.point, "world"),
+                       atol=1e-12)
+    # central differences of r(q) and of J(q(t)) along q(t) = q + t q̇
+    h = 1e-6
+    J_fd = np.column_stack([(arm.hand(q + h * e) - arm.hand(q - h * e)) / (2 * h)
+                            for e in np.eye(arm.n)])
+    Jd_fd = (C.paper_jacobians(arm.model, q + h * qd, qd, arm.body, arm.point)[0]
+             - C.paper_jacobians(arm.model, q - h * qd, qd, arm.body, arm.point)[0]) / (2 * h)
+    assert np.abs(J - J_fd).max() < 1e-8
+    assert np.abs(Jd - Jd_fd).max() < 1e-7
+
+
+def test_paper_jacobians_refuse_non_revolute_joints():
+    model = random_tree(3, seed=0, joint_types=("prismatic",), p_chain=1.0)
+    with pytest.raises(ValueError, match="revolute joints only"):
+        C.paper_jacobians(model, np.zeros(3), np.zeros(3), 3, np.zeros(3))
+
+
+def test_link_forces_satisfy_newton_per_link():
+    """m_i ⁰s̈_i = ⁰f_i − ⁰f_{i+1} + m_i g (+ the contact force on the last link)."""
+    arm, q, qd, tau = list(_states())[1]
+    fd = C.forward_dynamics(arm, q, qd, tau)
+    _, f = C.inverse_dynamics(arm, q, qd, fd.qdd, fd.f_n, return_forces=True)
+    F = C.link_forces(arm, q, f)
+    s_dd = C.com_accelerations(arm.model, q, qd, fd.qdd)
+    c = fd.contact
+    contact = c.n_hat * fd.f_n - c.t_hat * arm.friction * fd.f_n
+    g = arm.model.gravity[3:]
+    for i in range(arm.n):
+        total = F[i] - (F[i + 1] if i + 1 < arm.n else -contact) + 1.0 * g
+        assert np.allclose(total, 1.0 * s_dd[i], atol=1e-12)
+
+
+def test_planar_arm_uses_the_papers_angles():
+    arm = C.PlanarArmOnFloor(2, length=0.5)
+    assert np.allclose(arm.hand(np.zeros(2)), [0, 0, 1.0])                 # q = 0 points up
+    assert np.allclose(arm.hand([-np.pi / 2, 0]), [0, 1.0, 0])           # +x turns +z to… +y
+    # the paper's postures all have the hand on the floor through the base
+    for q in (PAPER["two_link"]["q0"], PAPER["two_link"]["converged"]["q"]):
+        assert abs(arm.hand(_pi_expr(q))[2]) < 1e-12
+    three = C.PlanarArmOnFloor(3)
+    assert abs(three.hand(_pi_expr(PAPER["three_link"]["q0"]))[2]) < 1e-12
+
+
+def _snapshots(key, n, t_end):
+    data = PAPER[key]
+    arm = C.PlanarArmOnFloor(n, inertia=INERTIA, friction=data["parameters"]["friction_table"],
+                             gravity=data["parameters"]["gravity"])
+    traj = C.simulate(arm, _pi_expr(data["q0"]), np.array(data["tau"]), t_end)
+    return arm, traj, data["snapshots"]
+
+
+def test_reproduces_two_link_snapshots_digit_for_digit():
+    arm, traj, snaps = _snapshots("two_link", 2, 4.85)
+    for time, p in snaps.items():
+        k = traj.at(float(time))
+        s_dd = C.com_accelerations(arm.model, traj.q[k], traj.qd[k], traj.qdd[k])
+        assert np.abs(traj.link_forces[k] - p["f"]).max() <= 0.0015, time
+        assert abs(traj.f_n[k] - p["f_n"]) <= 0.0015 and abs(traj.f_t[k][1] - p["f_t"]) <= 0.0015
+        assert np.abs(s_dd - p["s_dd"]).max() <= 0.0015, time
+    assert np.abs(traj.C).max() < 1e-10 and np.all(traj.f_n > 0)
+
+
+def test_reproduces_three_link_snapshots_within_stated_tolerance():
+    arm, traj, snaps = _snapshots("three_link", 3, 3.95)
+    for time, p in snaps.items():
+        k = traj.at(float(time))
+        assert np.abs(traj.link_forces[k] - p["f"]).max() <= 0.015, time
+        assert abs(traj.f_n[k] - p["f_n"]) <= 0.03, time
+    # the paper's t = 3.01 friction sign agrees with ours; at 3.95 it prints −0.127, but its
+    # own eq. (39) with its printed ⁰f_3y and ⁰s̈_3y needs +0.127, which is what we get
+    assert abs(traj.f_t[traj.at(3.01)][1] - snaps["3.01"]["f_t"]) <= 0.002
+    p = snaps["3.95"]
+    assert abs((p["s_dd"][2][1] - p["f"][2][1]) - 0.127) < 0.002
+    assert abs(traj.f_t[traj.at(3.95)][1] - 0.127) <= 0.002
+    assert np.abs(traj.C).max() < 1e-6       # drift of the acceleration-level constraint
+
+
+@pytest.mark.parametrize("key,n,t_end", [("two_link", 2, 25.0), ("three_link", 3, 16.0)])
+def test_converged_values_match_the_tables(key, n, t_end):
+    """Run, as the paper does, until every |q̇_i| < 0.001 rad/s."""
+    data = PAPER[key]
+    arm = C.PlanarArmOnFloor(n, inertia=INERTIA)
+    traj = C.simulate(arm, _pi_expr(data["q0"]), np.array(data["tau"]), t_end, method="kkt")
+    still = np.flatnonzero(np.all(np.abs(traj.qd) < 1e-3, axis=1) & (traj.t > 1.0))
+    assert still.size, "the arm did not come to rest"
+    k = still[0]
+    assert np.abs(traj.link_forces[k] - data["converged"]["f"]).max() <= 0.01
+    assert abs(traj.f_n[k] - data["converged"]["f_n"]) <= 0.01
+    # the printed posture is the frictionless equilibrium; friction stops the arm short of it
+    assert 0.005 < np.abs(traj.q[k] - _pi_expr(data["converged"]["q"])).max() < 0.05
+
+
+def test_printed_two_link_posture_is_the_frictionless_equilibrium():
+    """Table 2's q is where τ̄ balances gravity and f_n without friction (q̈ = 0 at rest);
+    the run with K = 0.01 stops short of it (test_converged_values_match_the_tables)."""
+    data = PAPER["two_link"]
+    arm = C.PlanarArmOnFloor(2, inertia=INERTIA, friction=0.0)
+    q_star, tau = _pi_expr(data["converged"]["q"]), np.array(data["tau"])
+    assert np.abs(C.forward_dynamics(arm, q_star, np.zeros(2), tau).qdd).max() < 1e-12
+    assert np.abs(C.forward_dynamics(arm, q_star + [0.02, -0.04], np.zeros(2), tau).qdd).max() \
+        > 1e-3
+
+
+def test_baumgarte_pulls_a_drifted_hand_back():
+    pi = np.pi
+    q0 = np.array([-pi / 6, -pi / 3, -pi / 3])
+    tau = np.array([3.0, 3.0, 3.0])
+    # (With two equal links and the base on the floor the constraint is linear in q,
+    # 2 q_1 + q_2 = −π, and RK4 keeps linear invariants exactly: no drift to correct.)
+    plain = C.PlanarArmOnFloor(3, inertia=INERTIA)
+    stabilized = C.PlanarArmOnFloor(3, inertia=INERTIA, baumgarte=(10.0, 10.0))
+    # a coarser step than the paper's makes the acceleration-level constraint drift
+    drift = np.abs(C.simulate(plain, q0, tau, 3.0, dt=0.02, method="kkt").C).max()
+    held = np.abs(C.simulate(stabilized, q0, tau, 3.0, dt=0.02, method="kkt").C).max()
+    assert drift > 1e-4 and held < drift / 50
+
+
+def test_singular_posture_raises_a_clear_error():
+    """Stretched straight down, no joint motion moves the hand along the floor normal."""
+    arm = C.ConstrainedArm(C.PlanarArmOnFloor(2).model, 2, [0, 0.5, 0], C.floor(-1.0),
+                           damping=3.0, friction=0.01)
+    with pytest.raises(C.SingularContact, match="singular posture"):
+        C.forward_dynamics(arm, [np.pi, 0.0], [0.0, 0.0], [0.0, 0.0])
+
+
+def test_bad_input_is_named():
+    model = C.PlanarArmOnFloor(2).model
+    with pytest.raises(ValueError, match="body must be"):
+        C.ConstrainedArm(model, 3, [0, 0, 0], C.floor())
+    with pytest.raises(ValueError, match="point must be"):
+        C.ConstrainedArm(model, 2, [0, 0], C.floor())
+    with pytest.raises(ValueError, match="damping"):
+        C.ConstrainedArm(model, 2, [0, 0.5, 0], C.floor(), damping=-1.0)
+    with pytest.raises(ValueError, match="friction"):
+        C.ConstrainedArm(model, 2, [0, 0.5, 0], C.floor(), friction=np.nan)
+    with pytest.raises(ValueError, match="sphere"):
+        C.sphere([0, 0, 0], -1.0)
+    arm = C.PlanarArmOnFloor(2)
+    with pytest.raises(ValueError, match="not on the surface"):
+        C.simulate(arm, [0.1, 0.2], [0.0, 0.0], 0.1)
+    with pytest.raises(ValueError, match="q has shape"):
+        C.forward_dynamics(arm, [0.1, 0.2, 0.3], [0, 0], [0, 0])
+    with pytest.raises(ValueError, match="method"):
+        C.simulate(arm, [-np.pi / 6, -2 * np.pi / 3], [0.0, 0.0], 0.1, method="euler")
+    flat = C.Surface(C=lambda r: 0.0, grad=lambda r: np.zeros(3),
+                     grad_dot=lambda r, rd: np.zeros(3), name="degenerate")
+    with pytest.raises(C.SingularContact, match="normal is undefined"):
+        C.contact_state(C.ConstrainedArm(model, 2, [0, 0.5, 0], flat), [0, 0], [0, 0])
+
+
+def test_inverse_dynamics_symbolic_arm_matches_rnea_with_a_hand_force():
+    """INV's torques are RNEA's with −J_pᵀ(n̂ f_n − t̂ K f_n) and D q̇ added (eqs. 6, 9)."""
+    arm, q, qd, _ = list(_states())[0]
+    qdd, f_n = np.array([0.2, -0.1]), 4.0
+    c = C.contact_state(arm, q, qd)
+    expected = (rnea(arm.model, q, qd, qdd) + arm.damping * qd
+                - c.J.T @ (c.n_hat - arm.friction * c.t_hat) * f_n)
+    assert np.allclose(C.inverse_dynamics(arm, q, qd, qdd, f_n), expected, atol=1e-12)
