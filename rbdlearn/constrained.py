@@ -35,7 +35,7 @@ from .kinematics import (body_accelerations, body_pose, body_velocities, forward
                          jdot_qdot, point_jacobian)
 from .model import Model, check_state, planar_chain, without_gravity
 from .rnea import rnea
-from .spatial import skew
+from .spatial import cross3
 
 __all__ = ["Surface", "floor", "sphere", "ConstrainedArm", "PlanarArmOnFloor",
            "SingularContact", "ContactState", "contact_state", "inverse_dynamics",
@@ -205,7 +205,7 @@ def _hand_force(arm, c, f_n, K):
     """The surface's force on the hand, n̂ f_n − t̂ K f_n (minus eq. 6), as a spatial force
     on the hand's body in its own coordinates (applied at the hand point)."""
     F = c.R.T @ (c.n_hat * f_n - c.t_hat * (K * f_n))
-    return np.concatenate([np.cross(arm.point, F), F])
+    return np.concatenate([cross3(arm.point, F), F])
 
 
 # ------------------------------------------------------ the extended Newton–Euler
@@ -323,7 +323,7 @@ def paper_jacobians(model, q, qd, body, point):
     v = body_velocities(model, q, qd)
     R_h, p_h = body_pose(X0[body])
     r = p_h + R_h @ point                                             # ⁰p_{n+1}
-    rd = R_h @ (v[body][3:] + np.cross(v[body][:3], point))          # J_p(n+1) q̇
+    rd = R_h @ (v[body][3:] + cross3(v[body][:3], point))          # J_p(n+1) q̇
     J, Jd = np.zeros((3, model.nv)), np.zeros((3, model.nv))
     for k in model.ancestors(body):
         if not isinstance(model.joints[k], Revolute):
@@ -334,8 +334,8 @@ def paper_jacobians(model, q, qd, body, point):
         w = R_k @ v[k][:3]                                            # ⁰ω_k
         pd = R_k @ v[k][3:]                                   # ṗ_k: joint k's origin is on body k
         col = model.v_index[k]
-        J[:, col] = np.cross(z, r - p_k)                                       # (23), (25)
-        Jd[:, col] = np.cross(np.cross(w, z), r - p_k) + np.cross(z, rd - pd)  # (26)–(29)
+        J[:, col] = cross3(z, r - p_k)                                       # (23), (25)
+        Jd[:, col] = cross3(cross3(w, z), r - p_k) + cross3(z, rd - pd)  # (26)–(29)
     return J, Jd
 
 
@@ -358,8 +358,8 @@ def com_accelerations(model, q, qd, qdd):
         I = model.I[i]
         s = np.array([I[2, 4], I[0, 5], I[1, 3]]) / I[5, 5]      # COM from m c× = I[:3, 3:]
         w, wd = v[i][:3], a[i][:3]
-        vs = v[i][3:] + np.cross(w, s)
-        out[i - 1] = body_pose(X0[i])[0] @ (a[i][3:] + np.cross(wd, s) + np.cross(w, vs))
+        vs = v[i][3:] + cross3(w, s)
+        out[i - 1] = body_pose(X0[i])[0] @ (a[i][3:] + cross3(wd, s) + cross3(w, vs))
     return out
 
 

@@ -8,7 +8,7 @@ expressed in the body's own frame; "world" means expressed in the base frame
 import numpy as np
 
 from .model import check_state
-from .spatial import cross_motion, inv_X, plux_parts, skew
+from .spatial import cross3, cross_motion, inv_X, plux_parts, skew
 
 __all__ = ["joint_transforms", "base_transforms", "forward_kinematics", "body_pose",
            "body_velocities", "body_accelerations", "jacobian", "point_jacobian", "jdot_qdot",
@@ -129,7 +129,7 @@ def point_velocity(model, q, qd, i, p, frame="world"):
     p = _point_in(model, p)
     _check_frame(frame)
     v = body_velocities(model, q, qd)[i]
-    vp = v[3:] + np.cross(v[:3], p)
+    vp = v[3:] + cross3(v[:3], p)
     if frame == "local":
         return vp
     R, _ = body_pose(forward_kinematics(model, q)[i])
@@ -156,9 +156,9 @@ def jdot_qdot(model, q, qd, i, p=None, frame="local"):
             return a[i]
         return inv_X(base_transforms(model, Xup)[i]) @ a[i]
     p = _point_in(model, p)
-    ap = a[i][3:] + np.cross(a[i][:3], p)               # spatial acceleration at p
+    ap = a[i][3:] + cross3(a[i][:3], p)               # spatial acceleration at p
     if frame == "local":
         return ap
-    vp = v[i][3:] + np.cross(v[i][:3], p)
+    vp = v[i][3:] + cross3(v[i][:3], p)
     R, _ = body_pose(base_transforms(model, Xup)[i])
-    return R @ (ap + np.cross(v[i][:3], vp))
+    return R @ (ap + cross3(v[i][:3], vp))

@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 __all__ = [
-    "skew", "unskew", "rotx", "roty", "rotz", "exp_so3", "log_so3",
+    "skew", "unskew", "cross3", "rotx", "roty", "rotz", "exp_so3", "log_so3",
     "quat_to_rot", "rot_to_quat", "quat_mul", "quat_exp",
     "plux", "plux_parts", "inv_X", "force_X", "crm", "crf",
     "cross_motion", "cross_force", "mcI", "inertia_params",
@@ -52,6 +52,14 @@ def skew(p):
     """The 3x3 matrix ``p×`` with ``skew(p) @ u == cross(p, u)``."""
     x, y, z = _scalars(p)
     return np.array([[0, -z, y], [z, 0, -x], [-y, x, 0]], dtype=_dtype(p))
+
+
+def cross3(a, b):
+    """``a × b`` for 3-vectors (np.cross costs ~10x more on vectors this small)."""
+    a1, a2, a3 = _scalars(a)
+    b1, b2, b3 = _scalars(b)
+    return np.array([a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1],
+                    dtype=_dtype(a, b))
 
 
 def unskew(S):
