@@ -35,17 +35,19 @@ import numpy as np
 
 from .crb import crba
 from .integrate import Trajectory, _positive_time
-from .joints import Fixed, Free, Revolute
+from .joints import Fixed, Free, Revolute, Spherical
 from .kinematics import body_accelerations, body_velocities, forward_kinematics, jacobian
 from .model import GRAVITY, Model, check_state, integrate_q, planar_chain
 from .rnea import rnea
-from .spatial import cross_motion, inv_X, log_so3, plux, plux_parts, rot_to_quat
+from .spatial import (cross_motion, inv_X, log_so3, mcI, plux, plux_parts, quat_to_rot,
+                      rot_to_quat)
 
 __all__ = ["SingularClosure", "LoopNotClosed", "Loop", "Mechanism", "add_loop", "four_bar",
            "loop_residual", "loop_jacobian", "loop_jdot_qdot", "Split", "choose_split",
            "Reduction", "reduction", "assemble", "generalized_forces", "actuator_forces",
            "inverse_dynamics", "forward_dynamics", "forward_dynamics_kkt", "simulate",
-           "Connection", "add_loop_at", "connect", "velocity_jump", "cut", "cut_joint"]
+           "Connection", "add_loop_at", "connect", "velocity_jump", "cut", "cut_joint",
+           "HumanFigure", "human_figure", "figure_q", "figure_skeleton", "figure_springs"]
 
 
 class SingularClosure(ValueError):
@@ -270,6 +272,22 @@ def _check_JS(mech, split, JS, tol):
         f"configuration; choose other independent joints or move away from it")
 
 
+def _solve(M, b, what):
+    """M⁻¹ b; a singular M raises :class:`SingularClosure` saying ``what`` it is (not
+    numpy's bare LinAlgError)."""
+    try:
+        return np.linalg.solve(M, b)
+    except np.linalg.LinAlgError:
+        raise SingularClosure(f"{what} is singular at this configuration") from None
+
+
+def _null_joints(model, M, indices):
+    """Names of the joint velocities ``indices`` that M's near-null vector moves."""
+    v = np.linalg.svd(M)[2][-1]
+    return [_joint_of_velocity(model, indices[k]) for k in np.flatnonzero(
+        np.abs(v) > 0.1 * np.abs(v).max())]
+
+
 def choose_split(mech, q, independent=None, tol=1e-9):
     """The :class:`Split` at configuration q. m = rank of J_C (singular values above
     ``tol`` σ_max); the m rows of J_Cm and, unless ``independent`` (velocity indices of
@@ -331,7 +349,9 @@ def reduction(mech, q, qd=None, split=None, tol=1e-9):
     JCm = JC[list(split.rows)]                                                  # (7)
     JS, JG = JCm[:, list(split.S)], JCm[:, list(split.G)]                       # (9)
     _check_JS(mech, split, JS, tol)
-    H = -np.linalg.solve(JS, JG) if split.m else np.zeros((0, split.NF))       # (12)
+    what = f"J_S of loop(s) {[lp.name for lp in mech.loops]} (θ_S = " \
+           f"{[_joint_of_velocity(model, k) for k in split.S]})"
+    H = -_solve(JS, JG, what) if split.m else np.zeros((0, split.NF))            # (12)
     W = np.zeros((model.nv, split.NF))                                          # Fig. 2
     W[list(split.S)] = H
     W[list(split.G)] = np.eye(split.NF)
@@ -340,7 +360,7 @@ def reduction(mech, q, qd=None, split=None, tol=1e-9):
     (qd,) = check_state(model, qd=qd)
     qd = W @ qd[list(split.G)]                                                  # (11)
     JdCm_qd = loop_jdot_qdot(mech, q, qd)[list(split.rows)]
-    Hd_qd = -np.linalg.solve(JS, JdCm_qd) if split.m else np.zeros(0)          # (16)
+    Hd_qd = -_solve(JS, JdCm_qd, what) if split.m else np.zeros(0)               # (16)
     return Reduction(JC, split, JS, JG, H, W, qd, Hd_qd)
 
 
@@ -363,17 +383,29 @@ def assemble(mech, q, split=None, independent=None, tol=1e-12, max_iter=50):
     if split is None:
         split = choose_split(mech, q, independent)
     S = list(split.S)
+    closest = 1.0                        # the least σ_m/σ_1 of J_C's columns θ_S met
     for _ in range(max_iter):
         e = loop_residual(mech, q)
         if np.abs(e).max(initial=0.0) < tol:
             return q
         delta = np.zeros(model.nv)
-        delta[S] = -np.linalg.lstsq(loop_jacobian(mech, q)[:, S], e, rcond=None)[0]
+        delta[S], _, _, s = np.linalg.lstsq(loop_jacobian(mech, q)[:, S], e, rcond=None)
+        delta[S] *= -1
+        if split.m:
+            closest = min(closest, s[split.m - 1] / s[0] if s[0] > 0 else 0.0)
         q = integrate_q(model, q, delta)
     worst = int(np.argmax(np.abs(e))) // 6
-    raise LoopNotClosed(f"loop '{mech.loops[worst].name}' did not close in {max_iter} "
-                        f"Newton steps (residual {np.abs(e).max():.3g}); start nearer to an "
-                        f"assembled configuration or choose other independent joints")
+    where = (f"loop '{mech.loops[worst].name}' did not close in {max_iter} Newton steps "
+             f"(residual {np.abs(e).max():.3g})")
+    if closest < 1e-2:
+        raise LoopNotClosed(
+            f"{where}: the closure is singular here — J_C's columns of the dependent "
+            f"joints θ_S {[_joint_of_velocity(model, k) for k in S]} lose rank (σ_min/σ_max "
+            f"down to {closest:.1e}; rank < m = {split.m}), so θ_S cannot close the loops "
+            f"with θ_G held: θ_G is past a dead point. Choose other independent joints "
+            f"(choose_split at a nearby assembled q) or move θ_G back")
+    raise LoopNotClosed(f"{where}; start nearer to an assembled configuration or choose "
+                        f"other independent joints")
 
 
 # ------------------------------------------------------------ inverse dynamics (§2.1)
@@ -427,7 +459,13 @@ def forward_dynamics(mech, q, qd, tau, f_ext=None, split=None):
     b = W.T @ rnea(model, q, qd, qdd0, f_ext)                             # step (2)
     A = np.column_stack([W.T @ rnea(model, q, qd, W[:, i] + qdd0, f_ext) - b
                          for i in range(r.split.NF)])                     # step (3), (18)
-    qdd_G = np.linalg.solve(A, tau_G - b) if r.split.NF else np.zeros(0)  # step (4), (19)
+    try:
+        qdd_G = np.linalg.solve(A, tau_G - b) if r.split.NF else np.zeros(0)  # (4), (19)
+    except np.linalg.LinAlgError:
+        raise SingularClosure(
+            f"loop(s) {[lp.name for lp in mech.loops]}: the inertia A = WᵀHW of the "
+            f"independent joints θ_G is singular — {_null_joints(model, A, r.split.G)} "
+            f"can move without moving any mass (massless links?)") from None
     return W @ qdd_G + qdd0                                               # step (5), (13)
 
 
@@ -441,25 +479,37 @@ def forward_dynamics_kkt(mech, q, qd, tau, f_ext=None, split=None):
     gamma = -loop_jdot_qdot(mech, q, qd)[rows]
     b = rnea(model, q, qd, np.zeros(model.nv), f_ext)
     K = np.block([[crba(model, q), J.T], [J, np.zeros((len(rows), len(rows)))]])
-    return np.linalg.solve(K, np.concatenate([tau - b, gamma]))[:model.nv]
+    what = (f"the KKT matrix [H Jᵀ; J 0] of loop(s) {[lp.name for lp in mech.loops]} "
+            f"(H singular on the loops' motions, or dependent rows of J_C)")
+    return _solve(K, np.concatenate([tau - b, gamma]), what)[:model.nv]
 
 
 # ------------------------------------------------------------------------ simulation
 
-def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, tol=1e-12):
+def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, tol=1e-12,
+             resplit=None, max_cond=10.0):
     """Integrate the closed chain from (q0, q̇0): fourth-order Runge–Kutta on the manifold
     (as ``rbdlearn.simulate``) with θ̇_J = W θ̇_G and θ̈_J from :func:`forward_dynamics`,
     then after every step the drift is removed: ``assemble`` moves θ_S back onto the loops
-    (θ_G held) and q̇ ← W θ̇_G. The split is chosen once, at q0 (``independent`` as in
-    :func:`choose_split`); ``tau``: None, a constant N_J-vector or ``tau(t, q, qd)``.
-    Returns a ``Trajectory`` of (q, q̇)."""
+    (θ_G held) and q̇ ← W θ̇_G. ``tau``: None, a constant N_J-vector or ``tau(t, q, qd)``.
+    Returns a ``Trajectory`` of (q, q̇).
+
+    The split is chosen at q0 (``independent`` as in :func:`choose_split`, or a given
+    ``split``). No fixed choice of θ_G serves every configuration of most mechanisms (a
+    four-bar's crank cannot drive it through the coupler's dead points), so with
+    ``resplit`` (default: on unless ``independent`` or ``split`` fixes the choice) the
+    split is chosen again, at the current state, whenever cond(J_S) exceeds ``max_cond``
+    — or the loops cannot be closed with θ_G held. The state θ̇_J does not change; only
+    which joints are independent does, and the next RK4 step integrates the new θ_G."""
     model = mech.model
     t_end = _positive_time(t_end, "t_end", allow_zero=True)
     dt = _positive_time(dt, "dt", allow_zero=False)
     q, qd = check_state(model, q=q0, qd=qd0)
+    resplit = independent is None and split is None if resplit is None else resplit
     split = choose_split(mech, q, independent) if split is None else split
     q = assemble(mech, q, split, tol=tol)
-    qd = reduction(mech, q, qd, split).qd
+    r = reduction(mech, q, qd, split)
+    qd = r.qd
     tau_const = np.zeros(model.nv) if tau is None else tau
     tau_of = tau if callable(tau) else (lambda t, q, qd: tau_const)
 
@@ -470,10 +520,25 @@ def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, t
     def move(x, d):
         return integrate_q(model, x[0], d[:model.nv]), x[1] + d[model.nv:]
 
+    def close(q_step, qd_step):
+        """Assembled (q, Reduction) after a step; a new split if θ_S cannot close the loops."""
+        nonlocal split
+        try:
+            q_closed = assemble(mech, q_step, split, tol=tol)            # position correction
+        except LoopNotClosed:
+            if not resplit:
+                raise
+            split = choose_split(mech, q_step)
+            q_closed = assemble(mech, q_step, split, tol=tol)
+        return q_closed, reduction(mech, q_closed, qd_step, split)       # θ̇_S = H θ̇_G  (11)
+
     n = math.ceil(t_end / dt * (1 - 1e-12))
     t = np.minimum(dt * np.arange(n + 1), t_end)
     Q, QD = [q], [qd]
     for k in range(n):
+        if resplit and split.m and np.linalg.cond(r.JS) > max_cond:
+            split = choose_split(mech, q)                 # same θ̇_J, other θ_G
+            r = reduction(mech, q, qd, split)
         h, x = t[k + 1] - t[k], (q, qd)
         F1 = h * F(t[k], x)                                    # (RK4-1..5) of integrate.py
         x2 = move(x, F1 / 2)
@@ -481,8 +546,8 @@ def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, t
         F3 = h * F(t[k] + h / 2, move(x, F2 / 2))
         F4 = h * F(t[k] + h, move(x2, F3 - F1 / 2))
         q, qd = move(move(x, F1 / 4 + (F2 + F3) / 6 - F4 / 12), -F1 / 12 + (F2 + F3) / 6 + F4 / 4)
-        q = assemble(mech, q, split, tol=tol)                  # position correction
-        qd = reduction(mech, q, qd, split).qd                  # θ̇_S = H θ̇_G   (11)
+        q, r = close(q, qd)
+        qd = r.qd
         Q.append(q)
         QD.append(qd)
     return Trajectory(t, np.array(Q), np.array(QD))
@@ -502,25 +567,28 @@ class Connection:
     F: np.ndarray
 
 
-def velocity_jump(A, J1, J2, Jn, qd_G):
+def velocity_jump(A, J1, J2, Jn, qd_G, tol=1e-10):
     """Δθ̇ and F₁ of a connection inside one mechanism (eqs. 29–33): A its inertia in the
     generalized coordinates θ, J1 / J2 the Jacobians of the two links' frames, Jn (6 x p)
-    the new joint's motion subspace (p = 0: a weld, C̃ = 0)."""
+    the new joint's motion subspace (p = 0: a weld, C̃ = 0).
+
+    Eqs. (30)–(32) need B̃⁻¹, which does not exist when the two links cannot move relative
+    to each other in every direction (a planar mechanism: J1 − J2 has rank 3). The same
+    impulse is computed here in a form that needs no inverse of B̃: the impulse has no
+    component along the new joint (23), so F₁ = N λ with N an orthonormal basis of the
+    complement of range(Jn); the rows K = Nᵀ(J1 − J2) are what the connection constrains,
+    and λ = (K A⁻¹ Kᵀ)⁺ K θ̇ with the pseudo-inverse on the range of K (singular values
+    below ``tol`` σ_max dropped: the rows of K that depend on others). When B̃ is
+    invertible, N (Nᵀ B̃ N)⁻¹ Nᵀ = B̃⁻¹ (E₆ − C̃), and this is eq. (30) exactly."""
     J = J1 - J2
-    Ainv_JT = np.linalg.solve(A, J.T)
-    B = J @ Ainv_JT                                                            # (31)
-    try:
-        Binv = np.linalg.inv(B)
-    except np.linalg.LinAlgError:
-        raise SingularClosure("B̃ = (J1 − J2) A⁻¹ (J1 − J2)ᵀ is singular: the two links "
-                              "cannot move relative to each other in every direction "
-                              "(e.g. a planar mechanism); eq. 30 needs B̃⁻¹") from None
-    C = np.zeros((6, 6))
-    if Jn.shape[1]:
-        C = Jn @ np.linalg.solve(Jn.T @ Binv @ Jn, Jn.T @ Binv)                 # (32)
-    v = J @ qd_G                                                                # (33)
-    F = Binv @ (np.eye(6) - C) @ v
-    return -Ainv_JT @ F, F                                                      # (30), (29)
+    p = Jn.shape[1]
+    U = np.linalg.svd(Jn)[0] if p else np.eye(6)
+    N = U[:, p:]                                       # Nᵀ Jn = 0: allowed impulses (23)
+    K = N.T @ J
+    Ainv_KT = _solve(A, K.T, "the inertia A of the connecting mechanism")
+    B = K @ Ainv_KT                                    # Nᵀ B̃ N                    (31)
+    lam = np.linalg.pinv(B, rcond=tol, hermitian=True) @ (K @ qd_G)            # (33)
+    return -Ainv_KT @ lam, N @ lam                                             # (30), (29)
 
 
 def add_loop_at(mech, q, a, b, joint=None, Xb=None, name=None):
@@ -612,3 +680,177 @@ def cut_joint(mech, q, qd, i):
     qs[i - 1] = np.concatenate([p, rot_to_quat(E.T)])     # origin and orientation in base
     vs[i - 1] = v_i                                       # its spatial velocity, body frame
     return Mechanism(new, mech.loops), np.concatenate(qs), np.concatenate(vs)
+
+
+# ------------------------------------------------------- the human figure of §5 (Fig. 14)
+
+# Segment parameters after Winter (2009), Table 4.1 and Fig. 4.1 (Drillis–Contini), rounded:
+# mass as a fraction of body mass, length as a fraction of height, COM and radius of
+# gyration about the COM as fractions of the segment length from its proximal joint.
+# Upper arm; forearm + hand (length: elbow to wrist, the hand adds 0.108 H); thigh;
+# shank + foot (length: knee to ankle).
+_LIMBS = {"upper_arm": (0.028, 0.186, 0.436, 0.322), "forearm": (0.022, 0.146, 0.682, 0.468),
+          "thigh": (0.100, 0.245, 0.433, 0.323), "shank": (0.061, 0.246, 0.606, 0.416)}
+_TRUNK_MASS, _TRUNK, _SHOULDERS, _HIPS, _HAND = 0.578, 0.288, 0.259, 0.191, 0.108
+
+
+@dataclass(frozen=True, eq=False)
+class HumanFigure:
+    """A 16-DOF human figure on a floating torso (§5.1): ``model`` (body 1 the torso,
+    free joint at the hip centre), ``hands`` {"left"/"right": (body, point in body
+    coordinates)}, ``limbs`` {name: (proximal body, distal body)} and the ``height`` and
+    ``mass`` it was scaled to."""
+    model: Model
+    hands: dict
+    limbs: dict
+    height: float
+    mass: float
+
+
+def _segment_inertia(m, L, com, gyration):
+    """A limb segment along −z from its proximal joint: COM at ``com`` L, transverse
+    radius of gyration ``gyration`` L, axial radius of gyration 0.1 L (chosen)."""
+    It, Ia = m * (gyration * L) ** 2, m * (0.1 * L) ** 2
+    return mcI(m, np.array([0.0, 0.0, -com * L]), np.diag([It, It, Ia]))
+
+
+def human_figure(height=1.75, mass=70.0, spherical=True, gravity=GRAVITY):
+    """The human figure of §5.1: a floating torso (free joint) and four limbs of 4 DOF
+    each — shoulder and hip a ball joint (``Spherical``; or, with ``spherical=False``,
+    three revolute joints about z, y, x through two massless links), elbow and knee a
+    revolute joint about the lateral axis. 22 velocities either way; 9 bodies with ball
+    joints, 17 with revolute triples (§4.5).
+
+    Torso frame: origin at the hip centre, x to the figure's left, y forward, z up;
+    each limb hangs along −z at q = neutral. Masses, lengths, COMs and radii of
+    gyration of the limbs from Winter (2009), Table 4.1; the trunk (with head and neck,
+    57.8 % of the mass) is a uniform box 0.259 H wide, 0.1 H deep and 0.45 H high from
+    the hips (chosen). The hands are points at the middle of the hand, 0.054 H beyond
+    the wrist, where loops to a bar attach."""
+    H, M = float(height), float(mass)
+    if not (H > 0 and M > 0):
+        raise ValueError(f"human_figure needs a positive height and mass, got {height!r}, "
+                         f"{mass!r}")
+    w, d, h = _SHOULDERS * H, 0.1 * H, 0.45 * H
+    m_t = _TRUNK_MASS * M
+    trunk = mcI(m_t, np.array([0.0, 0.0, h / 2]),
+                m_t / 12 * np.diag([d**2 + h**2, w**2 + h**2, w**2 + d**2]))
+    parent, joints, Xtree, I = [-1, 0], [None, Free()], [None, np.eye(6)], [None, trunk]
+    names, bodies = ["base", "torso_free"], ["ground", "torso"]
+    limbs, hands, x_axis = {}, {}, [1.0, 0.0, 0.0]
+
+    def add(p, joint, X, inertia, joint_name, body_name):
+        parent.append(p)
+        joints.append(joint)
+        Xtree.append(X)
+        I.append(inertia)
+        names.append(joint_name)
+        bodies.append(body_name)
+        return len(parent) - 1
+
+    for side, sign in (("left", 1.0), ("right", -1.0)):
+        for limb, root, upper, lower in (("arm", [sign * w / 2, 0, _TRUNK * H], "upper_arm",
+                                          "forearm"),
+                                         ("leg", [sign * _HIPS * H / 2, 0, 0], "thigh",
+                                          "shank")):
+            s, joint = side[0], "shoulder" if limb == "arm" else "hip"
+            m1, L1, c1, k1 = _LIMBS[upper]
+            m2, L2, c2, k2 = _LIMBS[lower]
+            X, p = plux(np.eye(3), root), 1
+            if spherical:
+                p = add(p, Spherical(), X, _segment_inertia(m1 * M, L1 * H, c1, k1),
+                        f"{s}_{joint}", f"{s}_{upper}")
+            else:
+                for axis in "zy":
+                    p = add(p, Revolute(np.eye(3)["xyz".index(axis)]), X, np.zeros((6, 6)),
+                            f"{s}_{joint}_{axis}", f"{s}_{joint}_{axis}_link")
+                    X = np.eye(6)
+                p = add(p, Revolute(x_axis), X, _segment_inertia(m1 * M, L1 * H, c1, k1),
+                        f"{s}_{joint}_x", f"{s}_{upper}")
+            end = add(p, Revolute(x_axis), plux(np.eye(3), [0, 0, -L1 * H]),
+                      _segment_inertia(m2 * M, L2 * H, c2, k2),
+                      f"{s}_{'elbow' if limb == 'arm' else 'knee'}", f"{s}_{lower}")
+            limbs[f"{s}_{limb}"] = (p, end)
+            if limb == "arm":
+                hands[side] = (end, np.array([0.0, 0.0, -(L2 + _HAND / 2) * H]))
+    model = Model(parent=parent, joints=joints, Xtree=Xtree, I=I, names=names,
+                  body_names=bodies, gravity=np.array(gravity))
+    return HumanFigure(model, hands, limbs, H, M)
+
+
+def figure_q(fig, position, R_torso, shoulders_hips=None, bends=None):
+    """A configuration of :func:`human_figure` ``fig``: the torso's hip centre at
+    ``position`` with orientation ``R_torso`` (torso → world), ``shoulders_hips``
+    {limb name ("l_arm", "r_leg", …): rotation matrix of the upper segment relative to
+    the torso}, ``bends`` {limb name: elbow / knee angle}; missing entries neutral."""
+    model, shoulders_hips, bends = fig.model, shoulders_hips or {}, bends or {}
+    for what in (shoulders_hips, bends):
+        unknown = set(what) - set(fig.limbs)
+        if unknown:
+            raise ValueError(f"unknown limb(s) {sorted(unknown)}; limbs: {sorted(fig.limbs)}")
+    q = [np.asarray(position, dtype=float), rot_to_quat(np.asarray(R_torso, dtype=float))]
+    for limb, (upper, lower) in fig.limbs.items():
+        R = np.asarray(shoulders_hips.get(limb, np.eye(3)), dtype=float)
+        if isinstance(model.joints[upper], Spherical):
+            q.append(rot_to_quat(R))
+        else:                                         # R = Rz(a) Ry(b) Rx(c)
+            b = math.asin(max(-1.0, min(1.0, -R[2, 0])))
+            q.append([math.atan2(R[1, 0], R[0, 0]), b, math.atan2(R[2, 1], R[2, 2])])
+        q.append([bends.get(limb, 0.0)])
+    return np.concatenate(q)
+
+
+def figure_skeleton(fig, q):
+    """World coordinates of the figure's stick drawing at q (q of the figure's own bodies
+    first, as in every mechanism built on it): polylines (k x 3 arrays) — the shoulder
+    line, the hip line, the spine with the head, and each limb from its root through the
+    elbow / knee to the hand / ankle."""
+    model, H = fig.model, fig.height
+    X0 = forward_kinematics(model, np.asarray(q, dtype=float)[:model.nq])
+
+    def world(i, p=(0.0, 0.0, 0.0)):
+        E, o = plux_parts(X0[i])                      # E rotates world into body coords
+        return o + E.T @ np.asarray(p, dtype=float)
+
+    top = world(1, [0, 0, _TRUNK * H])
+    lines = [np.array([world(fig.limbs["l_arm"][0]), top, world(fig.limbs["r_arm"][0])]),
+             np.array([world(fig.limbs["l_leg"][0]), world(1), world(fig.limbs["r_leg"][0])]),
+             np.array([world(1), top, world(1, [0, 0, 0.45 * H])])]
+    for limb, (upper, lower) in fig.limbs.items():
+        end = (fig.hands["left" if limb[0] == "l" else "right"][1] if limb.endswith("arm")
+               else [0.0, 0.0, -_LIMBS["shank"][1] * H])
+        lines.append(np.array([world(upper), world(lower), world(lower, end)]))
+    return lines
+
+
+def figure_springs(fig, q_ref, k_arm=120.0, k_leg=80.0):
+    """Passive joints collapse; these springs stand in for the muscles that hold a posture.
+    Each limb joint is pulled towards its value in ``q_ref``: a ball joint by the couple
+    −k φ, φ = log(R_refᵀ R) (the exact gradient of ½ k |φ|², so the springs conserve
+    energy), a revolute joint by −k (θ − θ_ref); ``k_arm`` for shoulders and elbows,
+    ``k_leg`` for hips and knees [N m/rad]. Returns (tau(t, q, q̇), potential(q)); both
+    read only the figure's own coordinates, so they serve every mechanism built on it."""
+    model = fig.model
+    (q_ref,) = check_state(model, q=np.asarray(q_ref, dtype=float)[:model.nq])
+    springs = []                                      # (body, stiffness) of every limb joint
+    for limb, (upper, lower) in fig.limbs.items():
+        k = k_arm if limb.endswith("arm") else k_leg
+        first = upper if isinstance(model.joints[upper], Spherical) else upper - 2
+        springs += [(i, k) for i in range(first, lower + 1)]
+
+    def error(i, q):
+        qs = q[model.q_slices[i]]
+        if isinstance(model.joints[i], Spherical):
+            return log_so3(quat_to_rot(q_ref[model.q_slices[i]]).T @ quat_to_rot(qs))
+        return qs - q_ref[model.q_slices[i]]
+
+    def tau(t, q, qd):
+        out = np.zeros(len(qd))
+        for i, k in springs:
+            out[model.v_slices[i]] = -k * error(i, q)
+        return out
+
+    def potential(q):
+        return sum(0.5 * k * float(error(i, q) @ error(i, q)) for i, k in springs)
+
+    return tau, potential

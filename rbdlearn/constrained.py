@@ -175,7 +175,8 @@ class ContactState:
 def contact_state(arm, q, qd):
     """Evaluate :class:`ContactState` at ``(q, q̇)``.
 
-    The friction direction is ṙ/|ṙ| (eq. 6), undefined when the hand is at rest; below
+    The friction direction is ṙ/|ṙ| (eq. 6) — taken in the tangent plane, so that a
+    drifting hand's normal velocity does not tilt it — undefined at rest; below
     ``arm.slip_speed`` the hand counts as not sliding and ``t_hat`` is zero — the paper's
     law f_t = K f_n says nothing about static friction, and this is the choice under
     which its published forces at t = 0.10 s come out (Chapter 4).
@@ -191,14 +192,16 @@ def contact_state(arm, q, qd):
     if not norm > 0:
         raise SingularContact(f"{arm.surface.name}: ∂C/∂r = 0 at the hand r = {r}; the "
                               f"surface normal is undefined")
-    speed = np.linalg.norm(rd)
-    t_hat = rd / speed if speed > arm.slip_speed else np.zeros(3)
+    n_hat = grad / norm
+    slide = rd - n_hat * (n_hat @ rd)        # ṙ in the tangent plane: drift moves along n̂ too
+    speed = np.linalg.norm(slide)
+    t_hat = slide / speed if speed > arm.slip_speed else np.zeros(3)
     C, Cd = float(arm.surface.C(r)), float(grad @ rd)
     gamma = (arm.surface.grad_dot(r, rd) @ rd                             # (22)
              + grad @ jdot_qdot(model, q, qd, i, p, frame="world"))
     alpha, beta = arm.baumgarte
     gamma += 2 * alpha * Cd + beta ** 2 * C          # C̈ + 2αĊ + β²C = 0 (Baumgarte)
-    return ContactState(r, rd, J, grad, grad / norm, t_hat, float(gamma), C, Cd, R)
+    return ContactState(r, rd, J, grad, n_hat, t_hat, float(gamma), C, Cd, R)
 
 
 def _hand_force(arm, c, f_n, K):
@@ -292,7 +295,7 @@ def forward_dynamics(arm, q, qd, tau):
     return ContactDynamics(qdd, float(f_n), float(A), float(a), d, M, b, j_c, j_t, c)
 
 
-def forward_dynamics_kkt(arm, q, qd, tau):
+def forward_dynamics_kkt(arm, q, qd, tau, contact=None):
     """The same motion solved independently: M from the composite-rigid-body algorithm,
     the bias from RNEA at q̈ = 0, the hand Jacobian and J̇q̇ from the kinematics, and
     the normal force as a Lagrange multiplier of the bordered system
@@ -300,9 +303,9 @@ def forward_dynamics_kkt(arm, q, qd, tau):
         [ M          −(j_c − K j_t) ] [ q̈  ]   [ τ − b ]
         [ ∇Cᵀ J_p     0             ] [ f_n ] = [ −γ    ]
 
-    Returns ``(qdd, f_n)``."""
+    Returns ``(qdd, f_n)``. ``contact``: the state's :class:`ContactState`, if at hand."""
     q, qd, tau = check_state(arm.model, q=q, qd=qd, tau=tau)
-    c = contact_state(arm, q, qd)
+    c = contact_state(arm, q, qd) if contact is None else contact
     n = arm.n
     M = crba(arm.model, q)
     b = rnea(arm.model, q, qd, np.zeros(n)) + arm.damping * qd
@@ -408,17 +411,26 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
     tau_of = tau if callable(tau) else (lambda t, q, qd: tau)
 
     def solve(q, qd, tau):
-        if method == "kkt":
-            return forward_dynamics_kkt(system, q, qd, tau)
-        fd = forward_dynamics(system, q, qd, tau)
-        return fd.qdd, fd.f_n
+        """(q̈, f_n, contact state) at one state."""
+        with np.errstate(all="ignore"):           # a diverging run is reported below
+            if method == "kkt":
+                c = contact_state(system, q, qd)
+                qdd, f_n = forward_dynamics_kkt(system, q, qd, tau, contact=c)
+            else:
+                fd = forward_dynamics(system, q, qd, tau)
+                qdd, f_n, c = fd.qdd, fd.f_n, fd.contact
+        if not (np.all(np.isfinite(qdd)) and np.isfinite(f_n)):
+            raise ValueError(f"constrained.simulate diverged at q = {q}: the accelerations "
+                             f"are no longer finite (a step dt = {dt} too large for the "
+                             f"damping, or friction K f_n with f_n < 0 pushing the hand "
+                             f"along its sliding direction)")
+        return qdd, f_n, c
 
     traj = integrate.simulate(model, q0, qd0, t_end, dt, tau=tau_of,
                               forward=lambda m, q, qd, tau: solve(q, qd, tau)[0])
     rows = []
     for t, q, qd in zip(traj.t, traj.q, traj.qd):
-        qdd, f_n = solve(q, qd, tau_of(t, q, qd))
-        c = contact_state(system, q, qd)
+        qdd, f_n, c = solve(q, qd, tau_of(t, q, qd))
         _, f = inverse_dynamics(system, q, qd, qdd, f_n, contact=c, return_forces=True)
         rows.append((qdd, f_n, -c.t_hat * system.friction * f_n,
                      link_forces(system, q, f), c.r, c.C))

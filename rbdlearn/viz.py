@@ -6,20 +6,25 @@ vector ``[ω, 0, 0, 0, v_y, v_z]`` is a rotation about a point (its instantaneou
 centre) and a planar force ``[n, 0, 0, 0, f_y, f_z]`` is a force along a line (its
 line of action); :func:`motion_centre_2d` and :func:`force_line_2d` find them.
 
+For closed chains (Chapter 5), :func:`draw_pointers` draws the parent / child / brother /
+real pointer graph of a mechanism and :func:`draw_linkage` a planar closed linkage.
+
 Everything drawn is computed by rbdlearn (forward kinematics, Plücker transforms,
 ``rnea``); this module only turns the results into lines and arrows.
 """
 
 import numpy as np
+from matplotlib.patches import Circle, Rectangle
 
 from .kinematics import body_pose, forward_kinematics, point_velocity
+from .model import pointers
 from .rnea import rnea
 from .spatial import inertia_params, plux, rotx
 
 __all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "motion_centre_2d",
            "force_line_2d", "draw_velocity_field", "draw_force_line", "draw_frame_2d",
            "draw_tree_3d", "torque_parts", "draw_torque_bars", "transmitted_forces",
-           "PART_COLORS"]
+           "PART_COLORS", "pointer_layout", "draw_pointers", "loop_geometry", "draw_linkage"]
 
 PART_COLORS = {"gravity": "#4C72B0", "velocity": "#DD8452", "inertial": "#55A868",
                "total": "#444444"}
@@ -297,3 +302,132 @@ def transmitted_forces(model, q, qd, qdd, f_ext=None):
     _, f = rnea(model, q, qd, qdd, f_ext=f_ext, return_forces=True)
     X0 = forward_kinematics(model, q)
     return [None] + [X0[i].T @ f[i] for i in range(1, model.N + 1)]     # ⁰X_i⁻ᵀ = ⁱX₀ᵀ
+
+
+# ------------------------------------------------------ closed chains (Chapter 5, §3)
+
+_POINTER_STYLE = {"child": dict(color="C0", lw=1.6, ls="-"),
+                  "brother": dict(color="C2", lw=1.6, ls=":"),
+                  "parent": dict(color="0.6", lw=0.9, ls="-"),
+                  "real": dict(color="C3", lw=1.6, ls="--")}
+
+
+def pointer_layout(mech):
+    """Where to draw each body of a pointer graph: (x, depth). The walk follows the
+    pointers as the recursive passes of §3.1 do — a body, then its child, then its
+    brother — so leaves get x = 0, 1, 2, … in that order and a body sits above the
+    middle of its children."""
+    model = getattr(mech, "model", mech)
+    P = pointers(model)
+    x, depth, leaves = [0.0] * (model.N + 1), [0] * (model.N + 1), [0]
+
+    def visit(i, d):
+        depth[i] = d
+        k = P.child[i]
+        if k < 0:
+            x[i], leaves[0] = float(leaves[0]), leaves[0] + 1
+        while k >= 0:                              # the child, then its brothers
+            visit(k, d + 1)
+            k = P.brother[k]
+        if P.child[i] >= 0:
+            kids = [k for k in range(1, model.N + 1) if model.parent[k] == i]
+            x[i] = float(np.mean([x[k] for k in kids]))
+
+    visit(0, 0)
+    return np.array(x), np.array(depth)
+
+
+def draw_pointers(ax, mech, parent_arrows=True):
+    """The pointer graph of a mechanism (§3, Figs. 4–6), drawn from its data structure:
+    a node per body (■ the base, ● real links, dashed ○ virtual links), the child
+    pointer (solid, to the first child), the brother pointers (dotted, along the list of
+    siblings), optionally the parent pointers (thin grey) and, for each virtual link,
+    its real pointer (red dashed). ``mech`` is a ``closed_chains.Mechanism`` or a bare
+    ``Model``. Returns a dict: kind → list of (from, to) body pairs drawn."""
+    model = getattr(mech, "model", mech)
+    real = getattr(mech, "real", [-1] * (model.N + 1))
+    P = pointers(model)
+    x, depth = pointer_layout(mech)
+    xy = np.column_stack([1.5 * x, -1.5 * depth])
+    nodes = []
+    for i in range(model.N + 1):
+        virtual = real[i] >= 0
+        shape = (Rectangle(xy[i] - 0.4, 0.8, 0.8) if i == 0 else Circle(xy[i], 0.4))
+        shape.set(fc="white" if virtual else "#dce6f2", ec="C3" if virtual else "k",
+                  ls="--" if virtual else "-", lw=1.5, zorder=2)
+        nodes.append(ax.add_patch(shape))
+        ax.text(*xy[i], str(i), ha="center", va="center", fontsize=9, zorder=3)
+    drawn = {"child": [], "brother": [], "parent": [], "real": []}
+    for i in range(model.N + 1):
+        if P.child[i] >= 0:
+            drawn["child"].append((i, P.child[i]))
+        if i > 0 and P.brother[i] >= 0:
+            drawn["brother"].append((i, P.brother[i]))
+        if i > 0 and parent_arrows:
+            drawn["parent"].append((i, P.parent[i]))
+        if real[i] >= 0:
+            drawn["real"].append((i, real[i]))
+    bend = {"child": 0.0, "brother": -0.3, "parent": 0.3, "real": -0.3}
+    for kind, pairs in drawn.items():
+        for a, b in pairs:
+            ax.annotate("", xy=xy[b], xytext=xy[a], zorder=1, arrowprops=dict(
+                arrowstyle="-|>", patchA=nodes[a], patchB=nodes[b], mutation_scale=12,
+                connectionstyle=f"arc3,rad={bend[kind]}", **_POINTER_STYLE[kind]))
+    for kind, style in _POINTER_STYLE.items():      # legend proxies
+        if drawn[kind]:
+            ax.plot([], [], label=f"{kind} pointer", **style)
+    ax.set_xlim(xy[:, 0].min() - 0.8, xy[:, 0].max() + 0.8)
+    ax.set_ylim(xy[:, 1].min() - 0.8, 0.8)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return drawn
+
+
+def loop_geometry(mech, q):
+    """Where to draw a planar mechanism (y-z plane): the origins of all bodies (N+1, 2),
+    and for each loop the point its virtual link must meet — the real frame's origin."""
+    model = mech.model
+    X0 = forward_kinematics(model, q)
+    origins = np.array([body_pose(X)[1][1:] for X in X0])
+    targets = np.array([body_pose(lp.Xreal @ X0[lp.real])[1][1:] for lp in mech.loops])
+    return origins, targets.reshape(-1, 2)
+
+
+def draw_linkage(ax, mech, q, color="C0", alpha=1.0):
+    """A planar closed chain: each link from its joint to the next joint along the tree
+    (the last link of a loop ends at its virtual link's joint ◇), the real frame each
+    virtual link must meet (▲ on the real link, the ground for a four-bar) and a grey
+    line for the ground between the pivots. Returns ``update(q)``."""
+    model = mech.model
+    virtual = {lp.virtual for lp in mech.loops}
+    links = [ax.plot([], [], "-", lw=5, color=color, alpha=alpha, solid_capstyle="round")[0]
+             for i in range(1, model.N + 1) if i not in virtual and model.parent[i] >= 0]
+    joints = ax.plot([], [], "o", ms=7, mfc="white", mec="k", alpha=alpha, zorder=3)[0]
+    cuts = ax.plot([], [], "D", ms=8, mfc="white", mec="C3", alpha=alpha, zorder=4)[0]
+    ground = ax.plot([], [], "-", lw=2, color="0.5", zorder=0)[0]
+    pivots = ax.plot([], [], "^", ms=10, color="0.3", alpha=alpha, zorder=2)[0]
+
+    def update(q):
+        origins, targets = loop_geometry(mech, q)
+        ends = {}                                   # each link ends at its first child
+        for i in range(model.N, 0, -1):
+            ends[model.parent[i]] = i
+        k = 0
+        for i in range(1, model.N + 1):
+            if i in virtual:
+                continue
+            end = origins[ends[i]] if i in ends else origins[i]
+            links[k].set_data([origins[i][0], end[0]], [origins[i][1], end[1]])
+            k += 1
+        real = [i for i in range(1, model.N + 1) if i not in virtual]
+        joints.set_data(origins[real, 0], origins[real, 1])
+        cuts.set_data(origins[sorted(virtual), 0], origins[sorted(virtual), 1])
+        on_ground = [t for t, lp in zip(targets, mech.loops) if lp.real == 0]
+        base = np.vstack([origins[[i for i in range(1, model.N + 1)
+                                   if model.parent[i] == 0]]] + on_ground)
+        ground.set_data(base[:, 0], base[:, 1])
+        pivots.set_data(targets[:, 0], targets[:, 1])
+
+    update(q)
+    ax.set_aspect("equal")
+    return update

@@ -16,9 +16,11 @@ import math
 
 import ipywidgets as W
 import numpy as np
+import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
+from matplotlib.ticker import MaxNLocator
 
 from . import viz
 from .model import Model, planar_chain
@@ -29,7 +31,7 @@ __all__ = ["plucker_explorer", "rnea_explorer", "constrained_motion_explorer",
            "applied_force", "draw_propagation", "propagation_explorer",
            "draw_heatmap", "felt_inertias", "felt_masses",
            "articulated_inertia_explorer", "inward_pass_steps", "small_trees",
-           "aba_step_explorer"]
+           "aba_step_explorer", "FOUR_BAR_JOINTS", "four_bar_sweep", "four_bar_explorer"]
 
 
 class _Picture:
@@ -860,3 +862,314 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
         pic.refresh()
 
     return _box(pic, c, html, update)
+
+
+# ------------------------------------------------- (h) four-bar explorer (Chapter 5)
+
+FOUR_BAR_JOINTS = ("crank", "coupler", "rocker", "cut")
+"""The four-bar's joint velocities θ̇_J in order: three real joints and the cut joint."""
+
+
+def four_bar_sweep(mech, angles, guess=(0.8, -2.6, 1.8)):
+    """The four-bar assembled at each crank angle (crank = θ_G while assembling; each
+    assembly starts from the previous one, so the linkage stays on one branch) and
+    cond(J_S) for every choice of the single independent joint θ_G, and for the
+    pivoted choice of ``choose_split``. Returns a dict of arrays: ``q`` (n, 4),
+    ``cond`` (n, 4: column k for θ_G = joint k), ``cond_pivoted`` (n), ``G_pivoted`` (n)."""
+    from .closed_chains import assemble, choose_split, loop_jacobian
+    crank_split = choose_split(mech, assemble(mech, [angles[0], *guess], independent=[0]),
+                               independent=[0])
+    qs, conds, cond_p, G_p = [], [], [], []
+    q = np.array([angles[0], *guess])
+    for a in angles:
+        q = assemble(mech, np.r_[a, q[1:]], crank_split)
+        JCm = loop_jacobian(mech, q)[list(crank_split.rows)]
+        conds.append([np.linalg.cond(np.delete(JCm, k, axis=1)) for k in range(4)])
+        split = choose_split(mech, q)
+        cond_p.append(np.linalg.cond(JCm[:, list(split.S)]))
+        G_p.append(split.G[0])
+        qs.append(q)
+    return {"q": np.array(qs), "cond": np.array(conds), "cond_pivoted": np.array(cond_p),
+            "G_pivoted": np.array(G_p)}
+
+
+def four_bar_explorer(mech=None, n_sweep=121):
+    """The four-bar of ``closed_chains.four_bar`` (default geometry) with a slider for
+    the crank angle: each move assembles the loop (Newton on θ_S, crank held), draws
+    the linkage, and shows the pivoted split, H = −J_S⁻¹ J_G and cond(J_S) for every
+    choice of θ_G — also as curves over a full turn of the crank, with the current angle
+    marked."""
+    from .closed_chains import assemble, choose_split, four_bar, reduction
+    mech = four_bar() if mech is None else mech
+    angles = np.linspace(0.0, 2 * np.pi, n_sweep)
+    sweep = four_bar_sweep(mech, angles)
+    pic = _Picture((8.2, 3.6), dpi=70)
+    ax, bx = pic.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
+    ax.set(xlim=(-1.3, 3.3), ylim=(-1.6, 2.4), xlabel="y [m]", ylabel="z [m]",
+           title="four-bar, assembled")
+    draw = viz.draw_linkage(ax, mech, sweep["q"][0])
+    for k, name in enumerate(FOUR_BAR_JOINTS):
+        bx.semilogy(angles, np.minimum(sweep["cond"][:, k], 1e5), color=f"C{k}", lw=1.2,
+                    label=f"θ_G = {name}")
+    bx.semilogy(angles, sweep["cond_pivoted"], "k--", lw=2, label="pivoted")
+    bx.set(ylim=(1, 1e4), xlim=(0, 2 * np.pi), xlabel="crank angle [rad]",
+           ylabel="cond($J_S$)", title="conditioning of each split")
+    marker = bx.axvline(0.0, color="k", lw=0.8)
+    bx.legend(fontsize=7, loc="upper right", ncol=2)
+    pic.fig.tight_layout()
+    # blitting: the axes, curves and legend are drawn once; a move redraws only the
+    # linkage and the marker onto a copy of that background and encodes the pixels
+    moving = sorted(ax.lines, key=lambda artist: artist.get_zorder()) + [marker]
+    for artist in moving:
+        artist.set_animated(True)
+    canvas = pic.fig.canvas
+    canvas.draw()
+    background = canvas.copy_from_bbox(pic.fig.bbox)
+
+    def refresh():
+        canvas.restore_region(background)
+        for artist in moving:
+            artist.axes.draw_artist(artist)
+        buf = io.BytesIO()
+        PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buf, format="png",
+                                                                    compress_level=1)
+        pic.image.value = buf.getvalue()
+    c = {"crank": _slider("crank", 1.0, 0.0, 2 * np.pi)}
+    html = W.HTML()
+    crank_split = choose_split(mech, sweep["q"][0], independent=[0])
+    state = {"q": sweep["q"][0]}
+
+    def update():
+        a = c["crank"].value
+        nearest = sweep["q"][np.argmin(np.abs(angles - a))]      # same branch as the sweep
+        q = assemble(mech, np.r_[a, nearest[1:]], crank_split)
+        state["q"] = q
+        split = choose_split(mech, q)
+        r = reduction(mech, q, split=split)
+        JCm = r.JC[list(split.rows)]
+        conds = [np.linalg.cond(np.delete(JCm, k, axis=1)) for k in range(4)]
+        draw(q)
+        marker.set_xdata([a, a])
+        refresh()
+        names = [FOUR_BAR_JOINTS[k] for k in split.S]
+        html.value = (
+            "<pre style='font-size:12px'>"
+            f"θ_J = {_vec(np.angle(np.exp(1j * q)))} rad (wrapped)\n\n"
+            f"pivoted split: θ_G = {FOUR_BAR_JOINTS[split.G[0]]}\n"
+            f"  θ_S = {', '.join(names)}\n  H = −J_S⁻¹J_G = {_vec(r.H[:, 0])}\n\n"
+            "cond(J_S) with θ_G =\n" + "\n".join(
+                f"  {n:8s}{x:10.3g}" for n, x in zip(FOUR_BAR_JOINTS, conds))
+            + f"\n  pivoted {np.linalg.cond(r.JS):10.3g}</pre>")
+
+    box = _box(pic, c, html, update)
+    box.sweep, box.state = sweep, state
+    return box
+
+
+# ------------------------------------------------ chapter 4: an arm sliding on the floor
+
+__all__ += ["floor_arm_posture", "floor_arm_run", "draw_floor_arm", "floor_arm_explorer"]
+
+
+def floor_arm_posture(y, length=0.5):
+    """The posture of the 2-link :func:`rbdlearn.constrained.PlanarArmOnFloor` (two links
+    of ``length``) with the hand on the floor at distance ``y`` from the base and both
+    links below it, the paper's V: q = [−π/2 − φ, 2φ] with cos φ = y / (2 l)."""
+    if not 0 < y < 2 * length:
+        raise ValueError(f"the hand must be on the floor within reach, 0 < y < {2 * length:g} m; "
+                         f"got y = {y!r}")
+    phi = math.acos(y / (2 * length))
+    return np.array([-math.pi / 2 - phi, 2 * phi])
+
+
+def floor_arm_run(tau, K, y0, t_end=1.2, dt=0.05, inertia=0.5 ** 2 / 3):
+    """The 2-link arm of the paper's §5.2 (I = m l²/3) started at rest with the hand at
+    ``y0``, driven by constant ``tau``, friction ``K``: ``(arm, trajectory)`` from
+    :func:`rbdlearn.constrained.simulate` with the KKT solution (cheap enough for a
+    slider: about 2 ms per RK4 step, forces included)."""
+    from .constrained import PlanarArmOnFloor, simulate
+    arm = PlanarArmOnFloor(2, inertia=inertia, friction=K)
+    return arm, simulate(arm, floor_arm_posture(y0), np.asarray(tau, dtype=float), t_end, dt,
+                         method="kkt")
+
+
+def draw_floor_arm(ax_arm, ax_z, ax_y, force_scale=0.03, friction_scale=1.0):
+    """The arm on the floor (``ax_arm``) with the forces as arrows: ⁰f_i on link i at joint
+    i (green), the normal force f_n (red) and the friction f_t (orange, drawn
+    ``friction_scale`` times longer) at the hand; the z components of ⁰f_i with f_n
+    (``ax_z``) and the y components with f_t (``ax_y``) against time, with a cursor.
+    Returns ``show(arm, traj, k, new_run=True)``; with ``new_run=False`` only the arm,
+    the arrows and the cursors move. ``show.artists`` lists every artist that moves."""
+    ax_arm.axhline(0, color="0.4", lw=1.5)
+    ax_arm.axhspan(0, 0.05, color="0.85")
+    ax_arm.set(xlim=(-0.15, 1.1), ylim=(-0.8, 0.5), aspect="equal", xticks=[0, 0.5, 1],
+               yticks=[-0.5, 0, 0.5])
+    drawing = None
+    arrows = ax_arm.quiver(np.zeros(4), np.zeros(4), np.zeros(4), np.zeros(4),
+                           color=["C2", "C2", "C3", "C1"], angles="xy", scale_units="xy",
+                           scale=1, width=0.012, zorder=6)
+    label = ax_arm.text(-0.1, 0.4, "", fontsize=9)
+    lines = {}
+    for ax, c, name, hand in ((ax_z, 2, "z", "f_n"), (ax_y, 1, "y", "f_t")):
+        lines[c] = [ax.plot([], [], color=f"C{i}", label=f"f{i + 1}{name}")[0]
+                    for i in range(2)] + [ax.plot([], [], "k--", label=hand)[0]]
+        lines[c, "cursor"] = ax.axvline(0, color="0.5", lw=0.8)
+        ax.yaxis.set_major_locator(MaxNLocator(3))
+        ax.legend(fontsize=7, ncol=3, loc="upper right", frameon=False)
+        ax.set_title(f"{name} components [N]", fontsize=8, loc="left")
+    ax_z.tick_params(labelbottom=False)
+    ax_y.set_xlabel("t [s]")
+
+    def show(arm, traj, k, new_run=True):
+        """Show row k of ``traj``; returns True when an axis range changed."""
+        nonlocal drawing
+        changed = drawing is None
+        if drawing is None:
+            drawing = viz.ChainDrawing(ax_arm, arm.model, traj.q[k])
+            show.artists += drawing.links + [drawing.joints, drawing.coms]
+        if new_run:
+            for c, hand in ((2, traj.f_n), (1, traj.f_t[:, 1])):
+                for i in range(2):
+                    lines[c][i].set_data(traj.t, traj.link_forces[:, i, c])
+                lines[c][2].set_data(traj.t, hand)
+                ax = lines[c][0].axes
+                data = np.concatenate([traj.link_forces[:, :, c].ravel(), hand])
+                lo, hi = ax.get_ylim()
+                span = max(np.ptp(data), 0.02)
+                if changed or data.min() < lo or data.max() > hi or hi - lo > 4 * span:
+                    step = 10.0 ** math.floor(math.log10(span))     # new range (slow redraw)
+                    ax.set_ylim(math.floor(data.min() / step - 0.5) * step,
+                                math.ceil(data.max() / step + 0.5) * step)
+                    changed = True
+                if ax.get_xlim() != (0, traj.t[-1]):
+                    ax.set_xlim(0, traj.t[-1])
+                    changed = True
+        g = drawing.update(traj.q[k])
+        f = traj.link_forces[k]
+        hand = g["tips"][-1]
+        arrows.set_offsets([g["origins"][1], g["origins"][2], hand, hand])
+        arrows.set_UVC(force_scale * np.array([f[0, 1], f[1, 1], 0, friction_scale * traj.f_t[k, 1]]),
+                       force_scale * np.array([f[0, 2], f[1, 2], traj.f_n[k], 0]))
+        for c in (1, 2):
+            lines[c, "cursor"].set_xdata([traj.t[k], traj.t[k]])
+        label.set_text(f"t = {traj.t[k]:.2f} s")
+        return changed
+
+    # what moves (a widget redraws only these over a stored background)
+    show.artists = [arrows, label] + lines[1] + lines[2] + [lines[1, "cursor"], lines[2, "cursor"]]
+    return show
+
+
+def floor_arm_explorer(t_end=1.2, dt=0.05):
+    """Widget for Chapter 4: the paper's 2-link arm sliding on the floor. Sliders for the
+    torques τ₁, τ₂, the friction K and the hand's initial y (the posture follows by
+    :func:`floor_arm_posture`) re-run the short simulation (``t_end`` s at ``dt``,
+    :func:`floor_arm_run`); the time slider only moves the picture along the run. Only
+    the moving artists are redrawn over a stored background (blitting); the axes are
+    redrawn when a new run needs other force ranges."""
+    pic = _Picture((7.6, 3.6), dpi=64)
+    grid = pic.fig.add_gridspec(2, 2, width_ratios=[1.05, 1])
+    ax_arm = pic.fig.add_subplot(grid[:, 0])
+    ax_z, ax_y = pic.fig.add_subplot(grid[0, 1]), pic.fig.add_subplot(grid[1, 1])
+    ax_arm.set_title("⁰f_i (green), f_n (red), f_t ×10 (orange)", fontsize=8)
+    show = draw_floor_arm(ax_arm, ax_z, ax_y, friction_scale=10.0)
+    pic.fig.tight_layout()
+    c = {"tau1": _slider("τ1 [N m]", 0.0, -15, 15), "tau2": _slider("τ2 [N m]", -1.225, -5, 5),
+         "K": _slider("K", 0.01, 0.0, 0.5), "y0": _slider("hand y0", 0.966, 0.2, 0.98),
+         "t": _slider("t [s]", 0.0, 0.0, t_end, step=dt)}
+    html = W.HTML()
+    state = {"key": None}
+    canvas = pic.fig.canvas
+
+    def update():
+        key = (c["tau1"].value, c["tau2"].value, c["K"].value, c["y0"].value)
+        if key != state["key"]:
+            try:
+                arm, traj = floor_arm_run(key[:2], key[2], key[3], t_end, dt)
+            except ValueError as err:          # a singular posture, or a run that blew up
+                html.value = f"<pre style='color:#b00;font-size:12px;white-space:pre-wrap'>{err}</pre>"
+                return
+            state.update(key=key, arm=arm, traj=traj, fresh=True)
+        arm, traj = state["arm"], state["traj"]
+        k = traj.at(c["t"].value)
+        if show(arm, traj, k, new_run=state["fresh"]) or "background" not in state:
+            for artist in show.artists:           # moving parts: drawn over the background
+                artist.set_animated(True)
+            canvas.draw()                         # the slow path: axes, ticks, labels
+            state["background"] = canvas.copy_from_bbox(pic.fig.bbox)
+        state["fresh"] = False
+        canvas.restore_region(state["background"])
+        for artist in show.artists:
+            pic.fig.draw_artist(artist)
+        buf = io.BytesIO()
+        PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buf, format="png",
+                                                                  compress_level=1)
+        pic.image.value = buf.getvalue()
+        f = traj.link_forces[k]
+        html.value = ("<pre style='font-size:12px'>"
+                      f"t = {traj.t[k]:.2f} s   q = {_vec(traj.q[k])} rad\n"
+                      f"hand y = {traj.r[k, 1]:.3f} m, |C| = {abs(traj.C[k]):.1e} m\n"
+                      f"f_n = {traj.f_n[k]:+.3f} N   f_t = {traj.f_t[k, 1]:+.3f} N\n"
+                      f"⁰f_1 (y, z) = {_vec(f[0, 1:], 3)} N\n"
+                      f"⁰f_2 (y, z) = {_vec(f[1, 1:], 3)} N</pre>")
+
+    return _box(pic, c, html, update)
+
+
+# ------------------------------------- Chapter 5: the human figure lets go of the bar
+
+def draw_figure_views(axes, bar_height, bar_y=0.0, half_width=0.6):
+    """Front (x-z) and side (y-z) views of a stick figure under a bar on two axes.
+    Returns ``update(skeleton)`` taking the polylines of
+    :func:`rbdlearn.closed_chains.figure_skeleton`."""
+    lines = []
+    for ax, (a, b), label in zip(axes, ((0, 2), (1, 2)), ("front: x–z", "side: y–z")):
+        if a == 0:
+            ax.plot([-half_width, half_width], [bar_height, bar_height], color="0.3", lw=3)
+        else:
+            ax.plot([bar_y], [bar_height], "o", color="0.3", ms=8)
+        ax.set(aspect="equal", xlim=(-1.2, 1.2), ylim=(bar_height - 2.3, bar_height + 0.3),
+               xlabel=f"{'xy'[a]} [m]", ylabel="z [m]", title=label)
+        lines.append([ax.plot([], [], "-o", color="C0", lw=2, ms=2)[0] for _ in range(7)])
+
+    def update(skeleton):
+        for view, (a, b) in zip(lines, ((0, 2), (1, 2))):
+            for line, pts in zip(view, skeleton):
+                line.set_data(pts[:, a], pts[:, b])
+        return [line for view in lines for line in view]
+
+    return update
+
+
+def bar_release_explorer(runs, bar_height):
+    """Widget for §5.1: a figure hangs from a bar by both hands and lets go with the right
+    hand. ``runs`` {release time: (t, skeletons, energy)} is computed beforehand (one
+    simulation per release time); the sliders pick the release time and the time t, and
+    the callback only moves the drawn lines."""
+    pic = _Picture((6.4, 3.4), dpi=72)
+    axes = pic.fig.subplots(1, 2)
+    draw = draw_figure_views(axes, bar_height)
+    pic.fig.tight_layout()
+    releases = sorted(runs)
+    t_max = min(runs[r][0][-1] for r in releases)
+    c = {"release": W.SelectionSlider(options=[(f"{r:.2f} s", r) for r in releases],
+                                      value=releases[len(releases) // 2],
+                                      description="release", layout=W.Layout(width="300px")),
+         "t": _slider("t [s]", 0.0, 0.0, float(t_max), step=0.025)}
+    html = W.HTML()
+
+    def update():
+        t, skeletons, E = runs[c["release"].value]
+        k = int(np.argmin(np.abs(t - c["t"].value)))
+        draw(skeletons[k])
+        pic.refresh()
+        phase = "both hands" if t[k] < c["release"].value - 1e-9 else "left hand only"
+        html.value = ("<pre style='font-size:12px'>"
+                      f"t = {t[k]:.3f} s   ({phase})\n"
+                      f"energy (mechanical + springs) = {E[k]:.2f} J\n"
+                      f"change since t = 0            = {E[k] - E[0]:+.3f} J</pre>")
+
+    return _box(pic, c, html, update)
+
+
+__all__ += ["draw_figure_views", "bar_release_explorer"]

@@ -1,37 +1,32 @@
-"""The whole book builds with no warnings, from a clean execution cache.
+"""The whole book builds with no warnings, from a clean execution cache, and its pages
+load nothing from the internet.
 
 `make book` caches executed notebooks in _build/.jupyter_cache, and that cache does not
-notice changes to rbdlearn. This test therefore builds into a fresh temporary directory
-(`--path-output`), so every notebook is executed against the current package.
+notice changes to rbdlearn. This test therefore builds into a fresh directory
+(book_build.py: `--path-output _build/test-book`, emptied first), so every notebook is
+executed against the current package. test_browser.py opens the same build in Chromium.
 
 Marked `book`: `make test` runs it on its own, after the unit tests and nbval, so that the
 build does not compete with the notebook kernels for the CPU.
 """
 
 import re
-import subprocess
-import sys
-from pathlib import Path
+from html.parser import HTMLParser
 
 import pytest
+import yaml
 
+from book_build import build_book
 from test_notebooks_clean import ROOT, toc_entries
 
 pytestmark = pytest.mark.book
 
-JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
-BUILD_TIMEOUT = 15 * 60  # seconds; the build normally takes a few minutes
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @pytest.fixture(scope="module")
-def build(tmp_path_factory):
-    out = tmp_path_factory.mktemp("book")
-    proc = subprocess.run(
-        [str(JUPYTER_BOOK), "build", "-W", "-n", "--keep-going", "--path-output", str(out), "."],
-        cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT,
-    )
-    return proc, out / "_build" / "html"
+def build():
+    return build_book()
 
 
 def test_build_succeeds_without_warnings(build):
@@ -53,3 +48,59 @@ def test_every_page_is_built(build):
     pages = ["index"] + toc_entries()
     missing = [page for page in pages if not (html / f"{page}.html").is_file()]
     assert not missing, f"pages missing from {html}: {missing}"
+
+
+class _Resources(HTMLParser):
+    """The scripts and stylesheets a page loads: <script src> and <link rel=stylesheet href>."""
+
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "script" and attrs.get("src"):
+            self.found.append(attrs["src"])
+        elif tag == "link" and "stylesheet" in (attrs.get("rel") or "") and attrs.get("href"):
+            self.found.append(attrs["href"])
+
+
+def page_resources(path):
+    parser = _Resources()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.found
+
+
+def offline_scripts():
+    """The local paths (under _static/) that _config.yml gives for MathJax and the widgets."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["sphinx"]["config"]
+    return [config["mathjax_path"], *config["nb_ipywidgets_js"]]
+
+
+def test_offline_scripts_are_in_the_build(build):
+    _, html = build
+    scripts = offline_scripts()
+    assert all("://" not in s and not s.startswith("/") for s in scripts), (
+        f"_config.yml: mathjax_path and nb_ipywidgets_js must be paths under _static/, got {scripts}")
+    missing = [s for s in scripts if not (html / "_static" / s).is_file()]
+    assert not missing, (
+        f"not in {html / '_static'}: {missing} (`make book` / `make test` install them with "
+        "npm ci and copy them to _build/static/offline/)")
+
+
+def test_pages_load_nothing_from_the_internet(build):
+    """No page takes a script or stylesheet from a CDN (or any other host), and the pages
+    with math or widgets load MathJax / require.js and the HTML manager from _static/."""
+    _, html = build
+    pages = sorted(html.rglob("*.html"))
+    assert len(pages) > len(toc_entries()), f"too few pages in {html}"
+    remote, loaded = {}, set()
+    for page in pages:
+        for src in page_resources(page):
+            if re.match(r"(https?:)?//", src):
+                remote.setdefault(src, page.relative_to(html).as_posix())
+            loaded.add(src.split("_static/", 1)[-1].split("?", 1)[0])
+    assert not remote, "scripts/styles from other hosts (url: first page):\n" + "\n".join(
+        f"{src}: {page}" for src, page in sorted(remote.items()))
+    not_loaded = [s for s in offline_scripts() if s not in loaded]
+    assert not not_loaded, f"no page loads {not_loaded}: is it still configured?"

@@ -343,3 +343,184 @@ def test_bad_dynamics_input(four_bar):
         cc.forward_dynamics(mech, q, np.zeros(4), np.zeros(3), split=split)
     with pytest.raises(ValueError, match="dt"):
         cc.simulate(mech, q, np.zeros(4), 1.0, 0.0)
+
+
+def planar_floating_chains():
+    """Two 2-link chains floating in the y-z plane (prismatic y, z and revolute x on
+    massless links, then a revolute link), no gravity: relative motion has 3 DOF."""
+    rng = np.random.default_rng(12)
+    joints, Xtree, I, parent = [None], [None], [None], [-1]
+    for start in (0, 4):
+        for k, joint in enumerate([rbd.Prismatic([0, 1.0, 0]), rbd.Prismatic([0, 0, 1.0]),
+                                   rbd.Revolute(X_AXIS), rbd.Revolute(X_AXIS)]):
+            parent.append(start + k)
+            joints.append(joint)
+            Xtree.append(rbd.spatial.plux(np.eye(3), [0, 0.6 if k == 3 else 0, 0]))
+            m, c = rng.uniform(0.5, 2), [0, rng.uniform(0.1, 0.5), 0]
+            I.append(rbd.spatial.mcI(m, c, np.diag([m * 0.05, 0, m * 0.05])) if k >= 2
+                     else np.zeros((6, 6)))
+    model = rbd.Model(parent=parent, joints=joints, Xtree=Xtree, I=I, gravity=np.zeros(6))
+    return cc.Mechanism(model), rng.normal(size=model.nq), rng.normal(size=model.nv)
+
+
+@pytest.mark.parametrize("joint", [rbd.Fixed(), rbd.Revolute(X_AXIS), rbd.Spherical()],
+                         ids=["weld", "revolute", "spherical"])
+def test_planar_connection_velocity_jump(joint):
+    # B̃ = (J1 − J2) A⁻¹ (J1 − J2)ᵀ has rank 3 here: eq. (30) as printed cannot be used
+    mech, q, qd = planar_floating_chains()
+    con = cc.connect(mech, q, qd, 4, 8, joint, name="grip")
+    new = con.mech
+    assert np.abs(cc.loop_jacobian(new, con.q) @ con.qd).max() < 1e-10
+    P0, P1 = rbd.momentum(mech.model, q, qd), rbd.momentum(new.model, con.q, con.qd)
+    assert rel_err(P1, P0) < 1e-10 and np.abs(P0[[0, 4, 5]]).min() > 1e-3   # in-plane parts
+    assert rbd.energy(new.model, con.q, con.qd) < rbd.energy(mech.model, q, qd)
+    # Gauss: the closest velocity in the kinetic-energy metric that keeps the new loop
+    H, J = rbd.crba(new.model, con.q), cc.loop_jacobian(new, con.q)
+    J = J[list(cc.choose_split(new, con.q).rows)]
+    k = len(J)
+    K = np.block([[H, J.T], [J, np.zeros((k, k))]])
+    qd_minus = np.concatenate([qd, np.zeros(joint.nv)])
+    qd_plus = np.linalg.solve(K, np.concatenate([H @ qd_minus, np.zeros(k)]))[:new.model.nv]
+    assert rel_err(con.qd, qd_plus) < 1e-9
+
+
+def test_planar_pendulum_caught_by_the_ground():
+    # within one mechanism, to the ground: a triple pendulum's tip is pinned (p = 1)
+    chain = cc.Mechanism(rbd.planar_chain(3, [1.0, 0.8, 0.6], [1.0, 0.8, 0.6]))
+    q, qd = np.array([-1.2, 0.5, 0.4]), np.array([1.0, -2.0, 1.5])
+    con = cc.connect(chain, q, qd, 3, 0, rbd.Revolute(X_AXIS),
+                     Xb=rbd.spatial.plux(np.eye(3), [0, 0.0, 0.0]), name="pin")
+    assert np.abs(cc.loop_jacobian(con.mech, con.q) @ con.qd).max() < 1e-10
+    assert rbd.energy(con.mech.model, con.q, con.qd) < rbd.energy(chain.model, q, qd)
+    assert cc.choose_split(con.mech, con.q).NF == 1            # a four-bar now
+
+
+def test_velocity_jump_equals_the_printed_formula_when_B_is_invertible():
+    # eqs. (30)–(33) literally, B̃⁻¹ and C̃ = Jn (Jnᵀ B̃⁻¹ Jn)⁻¹ Jnᵀ B̃⁻¹, on a 3-D case
+    rng = np.random.default_rng(5)
+    n = 9
+    L = rng.normal(size=(n, n))
+    A, J1, J2, qd = L @ L.T + n * np.eye(n), rng.normal(size=(6, n)), rng.normal(size=(6, n)), \
+        rng.normal(size=n)
+    for Jn in (np.zeros((6, 0)), rng.normal(size=(6, 1)), rng.normal(size=(6, 3))):
+        J = J1 - J2
+        Binv = np.linalg.inv(J @ np.linalg.solve(A, J.T))
+        C = Jn @ np.linalg.solve(Jn.T @ Binv @ Jn, Jn.T @ Binv) if Jn.shape[1] else 0 * Binv
+        F = Binv @ (np.eye(6) - C) @ J @ qd
+        dqd, F_pkg = cc.velocity_jump(A, J1, J2, Jn, qd)
+        assert rel_err(F_pkg, F) < 1e-10
+        assert rel_err(dqd, -np.linalg.solve(A, J.T @ F)) < 1e-10
+
+
+# ------------------------------------------------------------- the human figure (§5.1)
+
+def test_human_figure_structure_and_mass():
+    for spherical, N in ((True, 9), (False, 17)):
+        fig = cc.human_figure(1.75, 70.0, spherical=spherical)
+        model = fig.model
+        assert (model.N, model.nv) == (N, 22)                 # 6 + 4 limbs x 4 DOF
+        assert abs(sum(I[5, 5] for I in model.I[1:]) - 70.0) < 1e-9
+    with pytest.raises(ValueError, match="positive height"):
+        cc.human_figure(height=-1.0)
+    with pytest.raises(ValueError, match="unknown limb"):
+        cc.figure_q(fig, [0, 0, 1], np.eye(3), bends={"tail": 0.3})
+
+
+def test_human_figure_ball_joints_equal_revolute_triples():
+    """The same physical state in both models: the same motion of every limb (world
+    spatial accelerations of the hands and feet), the couples mapped by τ = S_ωᵀ n."""
+    rng = np.random.default_rng(3)
+    sph, rev = cc.human_figure(spherical=True), cc.human_figure(spherical=False)
+    Rs = {k: rbd.spatial.exp_so3(rng.normal(size=3) * 0.7) for k in sph.limbs}
+    bends = {k: rng.uniform(-1, 1) for k in sph.limbs}
+    R0, p0 = rbd.spatial.exp_so3(rng.normal(size=3)), rng.normal(size=3)
+    qs, qr = (cc.figure_q(f, p0, R0, Rs, bends) for f in (sph, rev))
+    v0, couples, bend_rates = rng.normal(size=6), {k: rng.normal(size=3) for k in sph.limbs}, \
+        {k: rng.normal() for k in sph.limbs}
+    omegas = {k: rng.normal(size=3) for k in sph.limbs}       # limb relative to torso, limb coords
+    vd, td = {}, {}
+    for f, q in ((sph, qs), (rev, qr)):
+        m = f.model
+        qd, tau = np.zeros(m.nv), np.zeros(m.nv)
+        qd[:6], tau[:6] = v0, 0.0
+        for k, (upper, lower) in f.limbs.items():
+            if f is sph:
+                qd[m.v_slices[upper]], tau[m.v_slices[upper]] = omegas[k], couples[k]
+            else:
+                zyx = [m.q_index[i] for i in (upper - 2, upper - 1, upper)]
+                Sw = rbd.SphericalZYX().S(q[zyx])[:3]
+                vs = [m.v_index[i] for i in (upper - 2, upper - 1, upper)]
+                qd[vs], tau[vs] = np.linalg.solve(Sw, omegas[k]), Sw.T @ couples[k]
+            qd[m.v_index[lower]], tau[m.v_index[lower]] = bend_rates[k], 0.4
+        qdd = rbd.aba(m, q, qd, tau)
+        X0 = rbd.forward_kinematics(m, q)
+        a = rbd.body_accelerations(m, q, qd, qdd)
+        v = rbd.body_velocities(m, q, qd)
+        ends = [lower for _, lower in f.limbs.values()]
+        vd[f is sph] = np.concatenate([rbd.spatial.inv_X(X0[i]) @ a[i] for i in ends])
+        td[f is sph] = np.concatenate([rbd.spatial.inv_X(X0[i]) @ v[i] for i in ends])
+    assert rel_err(td[True], td[False]) < 1e-10
+    assert rel_err(vd[True], vd[False]) < 1e-9
+
+
+@pytest.mark.parametrize("spherical", [True, False], ids=["ball", "triples"])
+def test_figure_springs_are_conservative(spherical):
+    # the joint forces are −∂V/∂q along any velocity: dV/dt = −τᵀ q̇ (finite differences)
+    fig = cc.human_figure(spherical=spherical)
+    rng = np.random.default_rng(4)
+    q_ref = cc.figure_q(fig, [0, 0, 1], np.eye(3),
+                        {k: rbd.spatial.exp_so3(rng.normal(size=3) * 0.5) for k in fig.limbs})
+    tau, V = cc.figure_springs(fig, q_ref)
+    q = rbd.integrate_q(fig.model, q_ref, rng.normal(size=fig.model.nv))
+    qd, h = rng.normal(size=fig.model.nv), 1e-6
+    moved = [rbd.integrate_q(fig.model, q, s * h * qd) for s in (1, -1)]
+    dV = (V(moved[0]) - V(moved[1])) / (2 * h)
+    assert abs(dV + tau(0.0, q, qd) @ qd) < 1e-6 * max(1.0, abs(dV))
+    assert V(q_ref) == 0.0 and np.all(tau(0.0, q_ref, qd) == 0) and V(q) > 1.0
+
+
+# ------------------------------------------------ singular closures during a simulation
+
+NON_GRASHOF = (3.0, 1.5, 2.0, 2.0)          # ground, crank, coupler, rocker: no link turns fully
+
+
+def swinging_non_grashof():
+    mech = cc.four_bar(*NON_GRASHOF)
+    q = cc.assemble(mech, [1.0, 0.5, 0.5, -1.5], independent=[0])
+    split = cc.choose_split(mech, q)
+    return mech, q, split, cc.reduction(mech, q, np.eye(4)[split.G[0]], split).qd
+
+
+def test_simulate_rechooses_the_split_through_dead_points():
+    mech, q, split, qd = swinging_non_grashof()
+    traj = cc.simulate(mech, q, qd, 2.0, 1e-2)
+    E = np.array([rbd.energy(mech.model, x, v) for x, v in zip(traj.q, traj.qd)])
+    assert np.abs(E - E[0]).max() < 1e-3 * abs(E[0])
+    assert max(np.abs(cc.loop_residual(mech, x)).max() for x in traj.q) < 1e-10
+    assert max(np.abs(cc.loop_jacobian(mech, x) @ v).max() for x, v in zip(traj.q, traj.qd)) < 1e-9
+    # the run passed where the first split cannot drive the loop...
+    conds = [np.linalg.cond(cc.loop_jacobian(mech, x)[np.ix_(split.rows, split.S)]) for x in traj.q]
+    assert max(conds) > 1e3
+    # ...and with that split held it fails, saying why
+    with pytest.raises(cc.LoopNotClosed, match="singular"):
+        cc.simulate(mech, q, qd, 2.0, 1e-2, split=split)
+    with pytest.raises(cc.LoopNotClosed, match="singular"):
+        cc.simulate(mech, q, qd, 2.0, 1e-2, split=split, resplit=False)
+
+
+def test_assemble_past_a_dead_point_says_the_closure_is_singular():
+    g, a, b, c = NON_GRASHOF
+    mech = cc.four_bar(*NON_GRASHOF)
+    dead = np.arccos((a**2 + g**2 - (b + c)**2) / (2 * a * g))    # crank's extreme angle
+    with pytest.raises(cc.LoopNotClosed, match=r"singular.*joint2.*rank < m = 3"):
+        cc.assemble(mech, [dead + 1e-3, 0.5, 0.5, -1.5], independent=[0])
+
+
+def test_singular_inertia_raises_singular_closure_not_linalg_error():
+    # a massless last link: A = WᵀHW (here H itself) is singular
+    mech = cc.Mechanism(rbd.planar_chain(2, mass=[1.0, 0.0]))
+    zero = np.zeros(2)
+    with pytest.raises(cc.SingularClosure, match=r"A = WᵀHW.*joint2"):
+        cc.forward_dynamics(mech, zero, zero, zero)
+    with pytest.raises(cc.SingularClosure, match="KKT"):
+        cc.forward_dynamics_kkt(mech, zero, zero, zero)

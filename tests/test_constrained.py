@@ -241,3 +241,11 @@ def test_inverse_dynamics_symbolic_arm_matches_rnea_with_a_hand_force():
     expected = (rnea(arm.model, q, qd, qdd) + arm.damping * qd
                 - c.J.T @ (c.n_hat - arm.friction * c.t_hat) * f_n)
     assert np.allclose(C.inverse_dynamics(arm, q, qd, qdd, f_n), expected, atol=1e-12)
+
+
+def test_a_diverging_run_is_reported():
+    """dt = 0.05 s is beyond RK4's stability limit for the damped 3-link arm."""
+    arm = C.PlanarArmOnFloor(3, inertia=INERTIA)
+    q0 = np.array([-np.pi / 6, -np.pi / 3, -np.pi / 3])
+    with pytest.raises(ValueError, match="diverged"):
+        C.simulate(arm, q0, np.array([3.0, 3.0, 3.0]), 1.0, dt=0.05, method="kkt")

@@ -69,6 +69,19 @@ def test_notebook_has_no_outputs(path):
     )
 
 
+# the cell tags Jupyter Book and nbval act on; anything else is a typo the build ignores
+KNOWN_TAGS = {"remove-cell", "remove-input", "remove-output", "hide-input", "hide-output",
+              "hide-cell", "raises-exception", "skip-execution", "full-width", "margin"}
+
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_cell_tags_are_known(path):
+    nb = nbformat.read(path, as_version=4)
+    unknown = [(index, tag) for index, cell in enumerate(nb.cells)
+               for tag in cell.metadata.get("tags", []) if tag not in KNOWN_TAGS]
+    assert not unknown, f"{rel(path)}: unknown cell tags (cell, tag): {unknown}"
+
+
 def test_every_toc_entry_exists():
     missing = [
         entry for entry in toc_entries()
@@ -85,3 +98,59 @@ def test_every_notebook_is_in_the_toc():
     assert not orphans, (
         f"notebooks missing from _toc.yml (they would not be built): {orphans}"
     )
+
+
+# --------------------------------------------------------------------------------------
+# Colab: a notebook opened from GitHub in Colab has no rbdlearn. Every notebook starts
+# (first code cell, hidden from the book by `remove-cell`) with a cell that installs it
+# there, and does nothing anywhere else. Copy that cell from any notebook into a new one.
+# --------------------------------------------------------------------------------------
+
+REPO_URL = "https://github.com/rbdlearn/rbdlearn"
+
+
+def pinned(name):
+    """The exact version pin of ``name`` in requirements.txt (e.g. 'pin==4.1.0')."""
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        if line.split("==")[0].strip().lower() == name.lower():
+            return line.strip()
+    raise AssertionError(f"{name} is not pinned in requirements.txt")
+
+
+def run_install_cell(source, in_colab, monkeypatch):
+    """Execute the cell's source with subprocess.check_call recorded instead of run;
+    return the recorded calls."""
+    import subprocess
+    import sys
+    import types
+
+    calls = []
+    monkeypatch.setattr(subprocess, "check_call", lambda cmd, *a, **k: calls.append(cmd))
+    if in_colab:
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    else:
+        monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    exec(compile(source, "<colab cell>", "exec"), {})
+    return calls
+
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_notebook_installs_rbdlearn_in_colab(path, monkeypatch):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code, f"{rel(path)} has no code cell"
+    first = code[0]
+    assert "google.colab" in first.source, (
+        f"{rel(path)}: the first code cell must be the Colab install cell "
+        "(copy it from any other notebook)")
+    assert "remove-cell" in first.metadata.get("tags", []), (
+        f"{rel(path)}: tag the Colab install cell 'remove-cell' so the book does not show it")
+    assert run_install_cell(first.source, False, monkeypatch) == [], (
+        f"{rel(path)}: the Colab cell must do nothing outside Colab")
+    calls = run_install_cell(first.source, True, monkeypatch)
+    assert len(calls) == 1, f"{rel(path)}: expected one pip call in Colab, got {calls}"
+    args = calls[0]
+    assert args[1:4] == ["-m", "pip", "install"], args
+    assert any(REPO_URL in a for a in args), f"{rel(path)}: does not install {REPO_URL}"
+    for name in ("pin", "example-robot-data"):
+        assert pinned(name) in args, f"{rel(path)}: install {pinned(name)} as requirements.txt pins it"

@@ -1,0 +1,77 @@
+"""Sphinx fix-ups for the book's HTML, loaded through `sphinx: local_extensions` in _config.yml.
+Each one removes an error that tests/test_browser.py sees in Chromium.
+
+1. sphinx-thebe registers its inline configuration script (``const THEBE_JS_URL = …``)
+   in a way that Sphinx 7.4 lists twice on every page (once as added, once when the HTML
+   builder re-reads the registry with ``''`` for the missing file name); the browser
+   then fails on the second ``const``. Any script a page would load twice is dropped.
+2. ipywidgets 8's HTML manager (``embed-amd.js``, see nb_ipywidgets_js in _config.yml)
+   fetches its icon fonts from the folder of the require.js module it runs as,
+   ``@jupyter-widgets/html-manager/dist`` — relative to the page unless require.js is
+   told where that is — and typesets widget labels with MathJax 2's ``MathJax.Hub.Queue``,
+   which MathJax 3 does not have. A small script on every page maps that module to
+   embed-amd.js's own folder (where `make` copies the fonts) and gives MathJax 3 that one
+   call, as a typeset chained on ``MathJax.startup.promise``.
+3. Matplotlib's ``to_jshtml`` animations link Font Awesome 4 from a CDN for the icons of
+   their buttons (``<i class="fa fa-play">`` …). The link is removed: the theme's own
+   Font Awesome (served from _static/) draws those icons.
+"""
+
+import posixpath
+import re
+
+MPL_FONT_AWESOME_LINK = re.compile(
+    r'<link rel="stylesheet"\s+href="https://maxcdn\.bootstrapcdn\.com/font-awesome/[^"]*">\s*')
+
+WIDGETS_WITH_MATHJAX3 = """\
+(function () {
+  var root = document.documentElement.getAttribute("data-content_root") || "";
+  /* a global `require` object before require.js loads is its configuration */
+  window.require = {paths: {"@jupyter-widgets/html-manager/dist": root + "_static/%s"}};
+  window.__jupyter_widgets_assets_path__ = new URL(root + "_static/%s/", document.baseURI).href;
+})();
+document.addEventListener("DOMContentLoaded", function () {
+  var mj = window.MathJax;            /* MathJax 3 itself by now (its script is deferred) */
+  if (!mj || !mj.startup || mj.Hub) return;
+  mj.Hub = {Queue: function (cmd) {
+    if (cmd && cmd[0] === "Typeset") {
+      mj.startup.promise = mj.startup.promise.then(function () {
+        return mj.typesetPromise([cmd[2]]);
+      });
+    }
+  }};
+});"""
+
+
+def drop_mpl_font_awesome_link(app, pagename, templatename, context, doctree):
+    if "body" in context:
+        context["body"] = MPL_FONT_AWESOME_LINK.sub("", context["body"])
+
+
+def drop_repeated_scripts(app, pagename, templatename, context, doctree):
+    seen, kept = set(), []
+    for script in context.get("script_files", []):
+        key = (getattr(script, "filename", script) or "",
+               tuple(sorted(getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(script)
+    context["script_files"] = kept
+
+
+def add_widget_fixes(app, config):
+    """The script of fix 2, for the folder of the embed-amd.js that _config.yml names."""
+    folders = [posixpath.dirname(path) for path in config.nb_ipywidgets_js
+               if path.endswith("embed-amd.js") and "://" not in path]
+    if folders:
+        # priority 400: before the widget manager's scripts (myst-nb adds them at 500)
+        app.add_js_file(None, body=WIDGETS_WITH_MATHJAX3 % (folders[0], folders[0]),
+                        priority=400)
+
+
+def setup(app):
+    app.connect("config-inited", add_widget_fixes)
+    # late (900): after myst-nb and the themes have added their per-page scripts
+    app.connect("html-page-context", drop_repeated_scripts, priority=900)
+    app.connect("html-page-context", drop_mpl_font_awesome_link)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,136 @@
+"""Time the update callback of every explorer in rbdlearn.widgets against the 100 ms budget.
+
+Budget (BOOK_GUIDE §6, issue 7): a widget answers a slider in under 100 ms. Each explorer
+is built as the notebooks build it (matplotlib's Agg backend, no kernel needed); then,
+for each of its controls, the value is moved back and forth and the time until the
+callback returns — the callback that the control's ``observe`` runs: recompute, move the
+artists, render the PNG — is measured, best of ``--repeat``. Reports; never fails on
+timings.
+
+Every public ``*_explorer`` in rbdlearn.widgets is timed; one that the notebooks call
+with arguments gets one line in CALLS (one that has required arguments and no such line
+is listed, not timed).
+
+    .venv/bin/python benchmarks/bench_widgets.py [--repeat 7] [--only NAME]
+"""
+
+import argparse
+import inspect
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets as W  # noqa: E402
+
+from rbdlearn import widgets  # noqa: E402
+
+BUDGET_MS = 100.0
+
+# name -> the call the notebooks make, when it is not the explorer's defaults
+CALLS = {
+    "rnea_explorer": lambda: widgets.rnea_explorer(2),
+    "crb_fill_explorer": lambda: widgets.crb_fill_explorer("0 1 2 1 4 4 3"),
+    "bar_release_explorer": lambda: _bar_release(),
+}
+
+
+def _bar_release():
+    """The §5.1 explorer draws precomputed runs; its callback only redraws, so a figure
+    sinking below the bar stands in for the notebook's simulations."""
+    import numpy as np
+    from rbdlearn import closed_chains as cc
+    fig = cc.human_figure()
+    t = np.linspace(0.0, 1.0, 41)
+    skeletons = [cc.figure_skeleton(fig, cc.figure_q(fig, [0, 0, 1.0 - 0.1 * s], np.eye(3)))
+                 for s in t]
+    return widgets.bar_release_explorer({r: (t, skeletons, np.zeros_like(t))
+                                         for r in (0.5, 1.0, 1.5)}, 2.2)
+
+
+def explorers():
+    """(name, factory) of every public ``*_explorer`` in rbdlearn.widgets, in source order."""
+    found = [(name, fn) for name, fn in vars(widgets).items()
+             if name.endswith("_explorer") and not name.startswith("_") and inspect.isfunction(fn)]
+    found.sort(key=lambda item: inspect.getsourcelines(item[1])[1])
+    return [(name, CALLS.get(name, fn)) for name, fn in found]
+
+
+def needs_arguments(make):
+    return any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+               for p in inspect.signature(make).parameters.values())
+
+
+def other_value(control):
+    """A value for ``control`` different from its current one (the callback must run)."""
+    v = control.value
+    if isinstance(control, (W.FloatSlider, W.IntSlider)):
+        step = 0.25 * (control.max - control.min)
+        new = v + step if v + step <= control.max else v - step
+        return round(new) if isinstance(control, W.IntSlider) else new
+    if isinstance(control, W.Text):          # e.g. a parent array: same tree, redrawn
+        return v[:-1] if v.endswith(" ") else v + " "
+    if hasattr(control, "options"):          # Dropdown, ToggleButtons, RadioButtons
+        values = [o[1] if isinstance(o, tuple) else o for o in control.options]
+        return next(o for o in values if o != v)
+    if isinstance(control, W.Checkbox):
+        return not v
+    raise TypeError(f"bench_widgets: no rule to move a {type(control).__name__}")
+
+
+def time_control(control, repeat):
+    """Best time in ms of setting ``control`` to a new value (which runs the callback)."""
+    a, b = control.value, other_value(control)
+    if b == a:
+        raise ValueError(f"bench_widgets: {control.description!r} has a single value")
+    best = float("inf")
+    for k in range(repeat + 1):              # the first round is a warm-up
+        value = b if k % 2 == 0 else a
+        t0 = time.perf_counter()
+        control.value = value
+        dt = (time.perf_counter() - t0) * 1e3
+        if k:
+            best = min(best, dt)
+    control.value = a
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7, help="timed calls per control (best kept)")
+    ap.add_argument("--only", help="time only this explorer")
+    args = ap.parse_args()
+    print(f"widget update callbacks: best of {args.repeat} calls per control, "
+          f"budget {BUDGET_MS:.0f} ms\n")
+    head = f"{'explorer':<30} {'control':<12} {'best ms':>8} {'budget ms':>10}  result"
+    print(head)
+    print("-" * len(head))
+    worst, untimed = {}, []
+    for name, make in explorers():
+        if args.only and name != args.only:
+            continue
+        if needs_arguments(make):
+            print(f"{name:<30} (takes arguments: add the notebook's call to CALLS)")
+            untimed.append(name)
+            continue
+        box = make()
+        controls = getattr(box, "controls", None)
+        if not controls:
+            print(f"{name:<30} (no .controls dict: cannot be timed)")
+            untimed.append(name)
+            continue
+        for key, control in controls.items():
+            ms = time_control(control, args.repeat)
+            worst[name] = max(worst.get(name, 0.0), ms)
+            verdict = "PASS" if ms <= BUDGET_MS else f"OVER by {ms - BUDGET_MS:.0f} ms"
+            print(f"{name:<30} {key:<12} {ms:>8.1f} {BUDGET_MS:>10.0f}  {verdict}")
+    over = [n for n, ms in worst.items() if ms > BUDGET_MS]
+    print(f"\n{len(worst)} explorers, slowest control "
+          f"{max(worst.values(), default=0):.1f} ms; "
+          + (f"over budget: {', '.join(over)}" if over else "all within budget")
+          + (f"; not timed: {', '.join(untimed)}" if untimed else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""The built book in a real browser: headless Chromium (Debian's package, /usr/bin/chromium)
+driven by Playwright, every page of _toc.yml served from a local http.server.
+
+Each page: no console errors, no failed request and no request to another host (all of
+them are blocked: the book must work offline), math typeset by MathJax (every math
+element holds an mjx-container; no raw TeX left in the text), every image loaded, every
+stored widget state rendered by the HTML manager, every to_jshtml animation present with
+its first frame. A screenshot of each page's first screen goes to _build/screenshots/.
+Then the sidebar (walking the whole table of contents by clicking its links) and the
+search page.
+
+The HTML is the one book_build.py builds for the session (the build test_book_build.py
+checks), or $RBDLEARN_BOOK_HTML, e.g. `RBDLEARN_BOOK_HTML=_build/html` after `make book`
+to rerun only these tests: `.venv/bin/python -m pytest -m browser tests`.
+Without /usr/bin/chromium these tests are skipped (Debian: apt-get install chromium).
+"""
+
+import functools
+import re
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import nbformat
+import pytest
+
+from book_build import book_html
+from test_notebooks_clean import ROOT, toc_entries
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+TIMEOUT_MS = 30_000
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+pytestmark = [
+    pytest.mark.book,
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(),
+                       reason=f"browser tests need {CHROMIUM} (Debian: apt-get install chromium)"),
+]
+
+PAGES = toc_entries()
+# TeX that MathJax should have replaced: $$, \( \) \[ \], \begin{...}, $\command
+RAW_TEX = re.compile(r"\$\$|\\[()\[\]]|\\begin\{|\$\\[A-Za-z]")
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site():
+    """The built HTML served on 127.0.0.1; yields its base URL."""
+    html = book_html()
+    if not (html / "index.html").is_file():
+        pytest.fail(f"no built book in {html} (see test_book_build.py for the build log)")
+    server = ThreadingHTTPServer(("127.0.0.1", 0),
+                                 functools.partial(_QuietHandler, directory=str(html)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                     headless=True)
+        yield chromium
+        chromium.close()
+
+
+class Watched:
+    """A page in a fresh browser context that records what went wrong while it loaded."""
+
+    def __init__(self, browser):
+        self.problems = []
+        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
+        self.context.set_default_timeout(TIMEOUT_MS)
+        self.context.route("**/*", self._only_local)
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: m.type == "error" and self.problems.append(
+            f"console error: {m.text}"))
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        self.page.on("requestfailed", lambda r: self.problems.append(
+            f"request failed: {r.url} ({r.failure})"))
+        self.page.on("response", lambda r: r.status >= 400 and self.problems.append(
+            f"HTTP {r.status}: {r.url}"))
+
+    def _only_local(self, route):
+        url = route.request.url
+        if urlsplit(url).hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            self.problems.append(f"request to another host (blocked): {url}")
+            route.abort()
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture
+def watched(browser):
+    w = Watched(browser)
+    yield w
+    w.close()
+
+
+def page_url(site, entry):
+    return f"{site}{entry}.html"
+
+
+def expected_animations(entry):
+    """How many to_jshtml animations the page should show: at least one per code cell
+    of its notebook that makes one."""
+    path = ROOT / f"{entry}.ipynb"
+    if not path.is_file():
+        return 0
+    nb = nbformat.read(path, as_version=4)
+    return sum("to_jshtml" in cell.source for cell in nb.cells if cell.cell_type == "code")
+
+
+WAIT_FOR_MATHJAX = """() => !document.querySelector('.math') ||
+    (window.MathJax && MathJax.startup && MathJax.startup.promise)"""
+
+WIDGETS_RENDERED = """() => Array.from(document.querySelectorAll(
+        'script[type="application/vnd.jupyter.widget-view+json"]')).every(s => {
+    const area = s.previousElementSibling;
+    return area && area.classList.contains('widget-subarea')
+        && area.querySelector('.jupyter-widgets') !== null;
+})"""
+
+IMAGES_SETTLED = """async () => {
+    window.scrollTo(0, document.body.scrollHeight);
+    await Promise.all(Array.from(document.images).map(img => img.complete ? null :
+        new Promise(done => { img.addEventListener('load', done);
+                              img.addEventListener('error', done); })));
+    window.scrollTo(0, 0);
+}"""
+
+INSPECT = """() => {
+    const text = node => {
+        const copy = node.cloneNode(true);
+        copy.querySelectorAll('pre, code, script, style, mjx-container, .widget-subarea, '
+                              + 'textarea').forEach(e => e.remove());
+        return copy.textContent;
+    };
+    const main = document.querySelector('main') || document.body;
+    const maths = Array.from(document.querySelectorAll('.math'));
+    return {
+        math: maths.length,
+        untypeset: maths.filter(m => !m.querySelector('mjx-container'))
+                        .map(m => m.textContent.trim().slice(0, 60)),
+        mjx: document.querySelectorAll('mjx-container').length,
+        text: text(main),
+        broken_images: Array.from(document.images)
+            .filter(i => !(i.complete && i.naturalWidth > 0))
+            .map(i => (i.currentSrc || i.src || i.id || '(no src)').slice(0, 80)),
+        animations: Array.from(document.querySelectorAll('div.animation')).map(a => {
+            const img = a.querySelector('img');
+            return !!img && img.naturalWidth > 0;
+        }),
+        widget_views: document.querySelectorAll(
+            'script[type="application/vnd.jupyter.widget-view+json"]').length,
+        widget_controls: document.querySelectorAll(
+            '.widget-subarea .widget-slider, .widget-subarea .widget-dropdown, '
+            + '.widget-subarea .widget-text').length,
+    };
+}"""
+
+
+@pytest.mark.parametrize("entry", PAGES)
+def test_page(site, watched, entry):
+    page, problems = watched.page, watched.problems
+    page.goto(page_url(site, entry), wait_until="load")
+    try:
+        page.wait_for_function(WAIT_FOR_MATHJAX)
+        page.evaluate("() => window.MathJax && MathJax.startup ? "
+                      "MathJax.startup.promise.then(() => true) : false")
+    except Exception as err:  # playwright's TimeoutError; say what was being waited for
+        problems.append(f"MathJax did not start: {str(err).splitlines()[0]}")
+    try:
+        page.wait_for_function(WIDGETS_RENDERED)
+    except Exception as err:
+        problems.append(f"widgets not rendered from their stored state: "
+                        f"{str(err).splitlines()[0]}")
+    page.evaluate(IMAGES_SETTLED)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SCREENSHOTS / f"{entry.removeprefix('book/').replace('/', '-')}.png")
+
+    found = page.evaluate(INSPECT)
+    if found["untypeset"]:
+        problems.append(f"{len(found['untypeset'])} of {found['math']} math elements not "
+                        f"typeset by MathJax, e.g. {found['untypeset'][:3]}")
+    raw = sorted({m.group() for m in RAW_TEX.finditer(found["text"])})
+    if raw:
+        problems.append(f"raw TeX in the text: {raw}")
+    if found["broken_images"]:
+        problems.append(f"images not loaded: {found['broken_images']}")
+    want = expected_animations(entry)
+    if len(found["animations"]) < want or not all(found["animations"]):
+        problems.append(f"animations: {len(found['animations'])} shown "
+                        f"({sum(found['animations'])} with a frame), expected {want}")
+    if found["widget_views"] and not found["widget_controls"]:
+        problems.append(f"{found['widget_views']} widgets on the page but no controls shown")
+    assert not problems, f"{entry}:\n  " + "\n  ".join(problems)
+
+
+def test_math_and_widgets_are_checked_somewhere(site, watched):
+    """Guards test_page against passing vacuously: some page has typeset math and some
+    page shows the controls of a stored widget."""
+    math = widgets = 0
+    for entry in PAGES:
+        if not (ROOT / f"{entry}.ipynb").is_file():
+            continue
+        watched.page.goto(page_url(site, entry), wait_until="load")
+        watched.page.wait_for_function(WAIT_FOR_MATHJAX)
+        watched.page.wait_for_function(WIDGETS_RENDERED)
+        math += watched.page.locator("mjx-container").count()
+        widgets += watched.page.locator(".widget-subarea .widget-slider").count()
+        if math and widgets:
+            break
+    assert math and widgets, f"typeset formulas: {math}, widget sliders shown: {widgets}"
+
+
+def test_sidebar_walks_the_table_of_contents(site, watched):
+    """From index.html (which redirects to the root page), click through every page of
+    _toc.yml in order using the sidebar's links; each click lands on that page."""
+    page, problems = watched.page, watched.problems
+    page.goto(site + "index.html")
+    page.wait_for_url(page_url(site, PAGES[0]))
+    for entry in PAGES[1:]:
+        target = page_url(site, entry)
+        links = page.locator("nav.bd-docs-nav a.reference.internal")
+        hrefs = links.evaluate_all("as => as.map(a => a.href.split('#')[0])")
+        assert target in hrefs, f"no sidebar link to {entry} on {page.url}"
+        link = links.nth(hrefs.index(target))
+        title = link.inner_text().strip()
+        link.click()
+        page.wait_for_url(target)
+        heading = page.locator("main h1").first.inner_text()
+        assert title in heading, f"{entry}: the sidebar says {title!r}, the page {heading!r}"
+    assert not problems, "\n".join(problems)
+
+
+def test_search_finds_pages(site, watched):
+    page, problems = watched.page, watched.problems
+    page.goto(site + "search.html?q=inertia")
+    summary = page.locator("#search-results p.search-summary")
+    summary.wait_for()
+    page.wait_for_function("() => /found|match/.test(document.querySelector("
+                           "'#search-results p.search-summary').textContent)")
+    found = page.locator("#search-results ul.search li a").evaluate_all(
+        "as => as.map(a => a.href.split('#')[0].split('?')[0])")
+    assert found, f"no search results for 'inertia': {summary.inner_text()!r}"
+    assert page_url(site, "book/ch3_crb/01_inertia_matrix") in found, found
+    assert not problems, "\n".join(problems)
