@@ -28,14 +28,13 @@ Structure changes (§4): ``connect`` creates a virtual link and applies the velo
 of a real joint to the base with a free joint.
 """
 
-import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .crb import crba
-from .integrate import Trajectory, _positive_time
-from .joints import Fixed, Free, Revolute, Spherical
+from .integrate import Trajectory, rk4_step, time_grid
+from .joints import Fixed, Free, Revolute, Spherical, zyx_angles
 from .kinematics import body_accelerations, body_velocities, forward_kinematics, jacobian
 from .model import GRAVITY, Model, check_state, integrate_q, planar_chain
 from .rnea import rnea
@@ -502,8 +501,7 @@ def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, t
     — or the loops cannot be closed with θ_G held. The state θ̇_J does not change; only
     which joints are independent does, and the next RK4 step integrates the new θ_G."""
     model = mech.model
-    t_end = _positive_time(t_end, "t_end", allow_zero=True)
-    dt = _positive_time(dt, "dt", allow_zero=False)
+    t = time_grid(t_end, dt)
     q, qd = check_state(model, q=q0, qd=qd0)
     resplit = independent is None and split is None if resplit is None else resplit
     split = choose_split(mech, q, independent) if split is None else split
@@ -517,9 +515,6 @@ def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, t
         qdd = forward_dynamics(mech, x[0], x[1], tau_of(t, x[0], x[1]), split=split)
         return np.concatenate([x[1], qdd])
 
-    def move(x, d):
-        return integrate_q(model, x[0], d[:model.nv]), x[1] + d[model.nv:]
-
     def close(q_step, qd_step):
         """Assembled (q, Reduction) after a step; a new split if θ_S cannot close the loops."""
         nonlocal split
@@ -532,20 +527,12 @@ def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, t
             q_closed = assemble(mech, q_step, split, tol=tol)
         return q_closed, reduction(mech, q_closed, qd_step, split)       # θ̇_S = H θ̇_G  (11)
 
-    n = math.ceil(t_end / dt * (1 - 1e-12))
-    t = np.minimum(dt * np.arange(n + 1), t_end)
     Q, QD = [q], [qd]
-    for k in range(n):
+    for k in range(len(t) - 1):
         if resplit and split.m and np.linalg.cond(r.JS) > max_cond:
             split = choose_split(mech, q)                 # same θ̇_J, other θ_G
             r = reduction(mech, q, qd, split)
-        h, x = t[k + 1] - t[k], (q, qd)
-        F1 = h * F(t[k], x)                                    # (RK4-1..5) of integrate.py
-        x2 = move(x, F1 / 2)
-        F2 = h * F(t[k] + h / 2, x2)
-        F3 = h * F(t[k] + h / 2, move(x, F2 / 2))
-        F4 = h * F(t[k] + h, move(x2, F3 - F1 / 2))
-        q, qd = move(move(x, F1 / 4 + (F2 + F3) / 6 - F4 / 12), -F1 / 12 + (F2 + F3) / 6 + F4 / 4)
+        q, qd = rk4_step(model, F, t[k], (q, qd), t[k + 1] - t[k])    # (RK4-1..5)
         q, r = close(q, qd)
         qd = r.qd
         Q.append(q)
@@ -794,8 +781,7 @@ def figure_q(fig, position, R_torso, shoulders_hips=None, bends=None):
         if isinstance(model.joints[upper], Spherical):
             q.append(rot_to_quat(R))
         else:                                         # R = Rz(a) Ry(b) Rx(c)
-            b = math.asin(max(-1.0, min(1.0, -R[2, 0])))
-            q.append([math.atan2(R[1, 0], R[0, 0]), b, math.atan2(R[2, 1], R[2, 2])])
+            q.append(zyx_angles(R))
         q.append([bends.get(limb, 0.0)])
     return np.concatenate(q)
 

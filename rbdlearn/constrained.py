@@ -35,7 +35,7 @@ from .kinematics import (body_accelerations, body_pose, body_velocities, forward
                          jdot_qdot, point_jacobian)
 from .model import Model, check_state, planar_chain, without_gravity
 from .rnea import rnea
-from .spatial import cross3
+from .spatial import cross3, inertia_params
 
 __all__ = ["Surface", "floor", "sphere", "ConstrainedArm", "PlanarArmOnFloor",
            "SingularContact", "ContactState", "contact_state", "inverse_dynamics",
@@ -185,7 +185,7 @@ def contact_state(arm, q, qd):
     q, qd = check_state(model, q=q, qd=qd)
     R, o = body_pose(forward_kinematics(model, q)[i])
     r = o + R @ p
-    J = point_jacobian(model, q, i, p, frame="world")                     # J_p (23)
+    J = R @ point_jacobian(model, q, i, p, frame="local")   # J_p (23), base coordinates
     rd = J @ qd
     grad = np.asarray(arm.surface.grad(r), dtype=float)
     norm = np.linalg.norm(grad)
@@ -358,8 +358,7 @@ def com_accelerations(model, q, qd, qdd):
     a = body_accelerations(model, q, qd, qdd)
     out = np.zeros((model.N, 3))
     for i in range(1, model.N + 1):
-        I = model.I[i]
-        s = np.array([I[2, 4], I[0, 5], I[1, 3]]) / I[5, 5]      # COM from m c× = I[:3, 3:]
+        s = inertia_params(model.I[i], allow_massless=True)[1]     # COM, body coordinates
         w, wd = v[i][:3], a[i][:3]
         vs = v[i][3:] + cross3(w, s)
         out[i - 1] = body_pose(X0[i])[0] @ (a[i][3:] + cross3(wd, s) + cross3(w, vs))

@@ -43,7 +43,7 @@ from .kinematics import body_pose, body_velocities, forward_kinematics
 from .model import check_state, integrate_q
 from .spatial import unskew
 
-__all__ = ["Trajectory", "simulate", "energy", "momentum"]
+__all__ = ["Trajectory", "simulate", "time_grid", "rk4_step", "energy", "momentum"]
 
 METHODS = ("rk4", "semi_implicit_euler")
 
@@ -118,8 +118,7 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if not callable(forward):
         raise ValueError(f"forward must be a function (model, q, qd, tau), got {forward!r}")
-    t_end = _positive_time(t_end, "t_end", allow_zero=True)
-    dt = _positive_time(dt, "dt", allow_zero=False)
+    time_grid(t_end, dt)                                   # check the times first
     try:
         q, qd = check_state(model, q=q0, qd=qd0)
     except ValueError as e:
@@ -138,36 +137,52 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
                              f"expected {nv} finite accelerations")
         return np.concatenate([qd, qdd])
 
-    def move(x, d):
-        """x ⊕ d: q moves along the manifold, q̇ by plain addition."""
-        return integrate_q(model, x[0], d[:nv]), x[1] + d[nv:]
-
-    def rk4(t, x, h):
-        F1 = h * F(t, x)                                                   # (RK4-1)
-        x2 = move(x, F1 / 2)                                               # (RK4-2)
-        F2 = h * F(t + h / 2, x2)
-        x3 = move(x, F2 / 2)                                               # (RK4-3)
-        F3 = h * F(t + h / 2, x3)
-        x4 = move(x2, F3 - F1 / 2)                                         # (RK4-4)
-        F4 = h * F(t + h, x4)
-        return move(move(x, F1 / 4 + (F2 + F3) / 6 - F4 / 12),            # (RK4-5)
-                    -F1 / 12 + (F2 + F3) / 6 + F4 / 4)
-
     def semi_implicit_euler(t, x, h):
         qd_next = x[1] + h * F(t, x)[nv:]                                  # (SIE)
         return integrate_q(model, x[0], h * qd_next), qd_next
 
+    def rk4(t, x, h):
+        return rk4_step(model, F, t, x, h)
+
     step = rk4 if method == "rk4" else semi_implicit_euler
-    n_steps = math.ceil(t_end / dt * (1 - 1e-12))    # t_end/dt up to round-off: no sliver step
-    t = np.minimum(dt * np.arange(n_steps + 1), t_end)
-    t[-1] = t_end
-    Q, QD = np.empty((n_steps + 1, model.nq)), np.empty((n_steps + 1, nv))
+    t = time_grid(t_end, dt)
+    Q, QD = np.empty((len(t), model.nq)), np.empty((len(t), nv))
     x = (q, qd)
     Q[0], QD[0] = x
-    for k in range(n_steps):
+    for k in range(len(t) - 1):
         x = step(t[k], x, t[k + 1] - t[k])
         Q[k + 1], QD[k + 1] = x
     return Trajectory(t, Q, QD)
+
+
+def time_grid(t_end, dt):
+    """Times 0, dt, 2 dt, … up to ``t_end``, the last step shortened to end exactly there
+    (``t_end``/``dt`` up to round-off gives no sliver step). Checks both."""
+    t_end = _positive_time(t_end, "t_end", allow_zero=True)
+    dt = _positive_time(dt, "dt", allow_zero=False)
+    n_steps = math.ceil(t_end / dt * (1 - 1e-12))
+    t = np.minimum(dt * np.arange(n_steps + 1), t_end)
+    t[-1] = t_end
+    return t
+
+
+def _move(model, x, d):
+    """x ⊕ d: q moves along the manifold, q̇ by plain addition."""
+    return integrate_q(model, x[0], d[:model.nv]), x[1] + d[model.nv:]
+
+
+def rk4_step(model, F, t, x, h):
+    """One step (RK4-1…5) of length ``h`` from the state ``x = (q, q̇)`` at time ``t``;
+    ``F(t, x)`` is the state derivative (q̇, q̈) as one 2nv-vector."""
+    F1 = h * F(t, x)                                                       # (RK4-1)
+    x2 = _move(model, x, F1 / 2)                                           # (RK4-2)
+    F2 = h * F(t + h / 2, x2)
+    x3 = _move(model, x, F2 / 2)                                           # (RK4-3)
+    F3 = h * F(t + h / 2, x3)
+    x4 = _move(model, x2, F3 - F1 / 2)                                     # (RK4-4)
+    F4 = h * F(t + h, x4)
+    return _move(model, _move(model, x, F1 / 4 + (F2 + F3) / 6 - F4 / 12),    # (RK4-5)
+                 -F1 / 12 + (F2 + F3) / 6 + F4 / 4)
 
 
 def energy(model, q, qd):

@@ -29,7 +29,8 @@ import numpy as np
 from .spatial import (cos_sin, exp_so3, plux, quat_exp, quat_mul, quat_to_rot, rotx, roty,
                       rotz, skew)
 
-__all__ = ["Revolute", "Prismatic", "Spherical", "SphericalZYX", "Free", "Fixed", "UNIT_TOL",
+__all__ = ["Revolute", "Prismatic", "Spherical", "SphericalZYX", "zyx_angles", "Free", "Fixed",
+           "UNIT_TOL",
            "swing_twist", "swing_twist_factors", "from_swing_twist",
            "swing_twist_limit_violation"]
 
@@ -213,6 +214,17 @@ class SphericalZYX(_Joint):
         # q_y away from gimbal lock (|q_y| ≤ 1.2, cos q_y ≥ 0.36): well-conditioned S
         return np.array([rng.uniform(-np.pi, np.pi), rng.uniform(-1.2, 1.2),
                          rng.uniform(-np.pi, np.pi)])
+
+
+def zyx_angles(R):
+    """The ZYX Euler angles ``(q_z, q_y, q_x)`` of :class:`rbdlearn.SphericalZYX` with
+    ``R = Rz(q_z) Ry(q_y) Rx(q_x)``, ``q_y ∈ [−π/2, π/2]``. At gimbal lock
+    (``|R_zx| = 1``) only ``q_z ∓ q_x`` is determined; ``q_x = 0`` is returned."""
+    R = np.asarray(R, dtype=float)
+    qy = math.asin(max(-1.0, min(1.0, -R[2, 0])))          # R_zx = −sin q_y
+    if math.hypot(R[2, 1], R[2, 2]) < 1e-12:                # cos q_y = 0
+        return np.array([math.atan2(-R[0, 1], R[1, 1]), qy, 0.0])
+    return np.array([math.atan2(R[1, 0], R[0, 0]), qy, math.atan2(R[2, 1], R[2, 2])])
 
 
 @dataclass(frozen=True, eq=False)

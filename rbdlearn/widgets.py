@@ -23,6 +23,7 @@ from matplotlib.patches import Polygon
 from matplotlib.ticker import MaxNLocator
 
 from . import viz
+from .joints import zyx_angles  # re-exported: the chapter 2 notebooks call widgets.zyx_angles
 from .model import Model, planar_chain
 from .spatial import force_X, inv_X, mcI, plux, rotx
 
@@ -524,17 +525,6 @@ def contact_explorer():
 
 # ------------------------------------------- (e) Chapter 2: the ball joint, swing and twist
 
-def zyx_angles(R):
-    """The ZYX Euler angles ``(q_z, q_y, q_x)`` of :class:`rbdlearn.SphericalZYX` with
-    ``R = Rz(q_z) Ry(q_y) Rx(q_x)``, ``q_y ∈ [−π/2, π/2]``. At gimbal lock
-    (``|R_zx| = 1``) only ``q_z ∓ q_x`` is determined; ``q_x = 0`` is returned."""
-    R = np.asarray(R, dtype=float)
-    qy = math.asin(max(-1.0, min(1.0, -R[2, 0])))          # R_zx = −sin q_y
-    if math.hypot(R[2, 1], R[2, 2]) < 1e-12:                # cos q_y = 0
-        return np.array([math.atan2(-R[0, 1], R[1, 1]), qy, 0.0])
-    return np.array([math.atan2(R[1, 0], R[0, 0]), qy, math.atan2(R[2, 1], R[2, 2])])
-
-
 def draw_ball_joint(ax, swing_max=None, length=1.0):
     """A ball joint on a 3-D axes: the socket frame (thin, fixed), the plug frame
     (thick, x red, y green, z blue), the cone ``θ_swing ≤ swing_max`` about the socket's
@@ -625,7 +615,7 @@ def ball_joint_explorer(swing_max=math.radians(40)):
     return _box(pic, c, html, update)
 
 
-__all__ += ["zyx_angles", "draw_ball_joint", "ball_joint_explorer"]
+__all__ += ["zyx_angles", "draw_ball_joint", "ball_joint_explorer"]   # zyx_angles: from joints
 
 
 def inward_pass_steps(model, q):
