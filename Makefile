@@ -11,13 +11,13 @@ PYTEST := $(BIN)/python -m pytest
 JB_FLAGS := -W -n --keep-going
 
 .DEFAULT_GOAL := help
-.PHONY: help venv book book-force test lab clean bench strip
+.PHONY: help venv offline book book-force test lab clean bench strip
 
 help:
 	@echo "make book   build the HTML book (prints the path of index.html)"
-	@echo "make test   unit tests + every notebook (nbval) + book build from a clean cache"
+	@echo "make test   unit tests + every notebook (executed once) + book build + browser tests"
 	@echo "make lab    open the notebooks in JupyterLab"
-	@echo "make book-force  build the book re-executing every notebook (no cache)"
+	@echo "make book-force  build the book re-executing every notebook and re-reading every page"
 	@echo "make bench  time rbdlearn against Pinocchio"
 	@echo "make strip  remove outputs from the notebooks before committing"
 	@echo "make clean  remove _build (keeps .venv and node_modules)"
@@ -27,20 +27,12 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
 $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --upgrade pip
-	$(BIN)/pip install -r requirements.txt
-	$(BIN)/pip install -e . --no-deps
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -q -e . --no-deps
 	touch $@
 
 venv: $(STAMP)
-
-# With `execute_notebooks: cache` a notebook re-runs only when its code cells change,
-# not when rbdlearn changes; drop the cache whenever the package (or its environment)
-# changes, so the book never shows outputs of an older rbdlearn.
-_build/.rbdlearn-sources: $(wildcard rbdlearn/*.py) requirements.txt pyproject.toml
-	rm -rf _build/.jupyter_cache
-	mkdir -p _build
-	touch $@
 
 # The scripts the pages load -- MathJax 3, require.js and the ipywidgets HTML manager
 # (embed-amd.js, the build for ipywidgets 8, and its icon fonts) -- are pinned in package.json and
@@ -67,39 +59,47 @@ $(OFFLINE_STAMP): $(NODE_STAMP)
 	    cp embed-amd.js *.woff2 *.woff *.ttf *.eot *.svg $(CURDIR)/_build/static/offline/html-manager/
 	touch $@
 
-book: $(STAMP) $(OFFLINE_STAMP) _build/.rbdlearn-sources
-	$(BIN)/jupyter-book build $(JB_FLAGS) .
+offline: $(OFFLINE_STAMP)
+
+# Notebooks run once, by _ext/nbexec.py, into the cache _build/.jupyter_cache/<fingerprint>
+# that the build reads (execute_notebooks: cache); the fingerprint hashes rbdlearn/,
+# requirements.txt and pyproject.toml, so a change there re-executes every notebook and
+# re-reads every page, and a changed notebook alone re-executes alone. The log shows the
+# notebooks executed, then only warnings (which fail the build; Sphinx writes them to
+# stderr) and where the HTML is; jupyter-book's own report goes to a file.
+book: $(STAMP) $(OFFLINE_STAMP)
+	@$(BIN)/python _ext/nbexec.py
+	@echo "jupyter-book build $(JB_FLAGS) (its report: _build/jupyter-book.log)"
+	@$(BIN)/jupyter-book build -q $(JB_FLAGS) . > _build/jupyter-book.log \
+	    || { cat _build/jupyter-book.log; exit 1; }
 	@echo "$(CURDIR)/_build/html/index.html"
 
-# The nightly CI build: `make book` with `execute_notebooks: force`, so every notebook runs
-# again and a change in a pinned package cannot hide behind the notebook cache. The config
-# is a copy of _config.yml with that one key replaced (the build fails if the key was not
-# found), next to it because Jupyter Book resolves relative paths (local_extensions) against
-# the config file's folder; it is removed after the build. Extra build options go in
-# FORCE_FLAGS, e.g. a build outside the project: make book-force FORCE_FLAGS="--path-output /tmp/b"
-FORCE_CONFIG := _config.force.yml
-FORCE_FLAGS ?=
+# The nightly CI build: every notebook executed again (its cache dropped) and every page
+# re-read (--all), so nothing can hide behind a cache.
 book-force: $(STAMP)
-	sed 's/^\(  *execute_notebooks:\).*/\1 force/' _config.yml > $(FORCE_CONFIG)
-	grep -q '^ *execute_notebooks: force$$' $(FORCE_CONFIG) || { rm -f $(FORCE_CONFIG); exit 1; }
-	status=0; $(MAKE) book JB_FLAGS="$(JB_FLAGS) --config $(FORCE_CONFIG) $(FORCE_FLAGS)" || status=$$?; \
-	rm -f $(FORCE_CONFIG); exit $$status
+	rm -rf _build/.jupyter_cache
+	$(MAKE) book JB_FLAGS="$(JB_FLAGS) --all"
 
-# 1. unit/property/Pinocchio tests and every notebook, two workers; --dist loadscope
-#    keeps all cells of one notebook on the same worker (they share one kernel);
-# 2. the book build (tests/test_book_build.py, marker `book`) on its own, so it does not
-#    compete with the notebook kernels for the two cores, then the browser tests
-#    (tests/test_browser.py, markers `book` and `browser`) on that same build in headless
+# 1. unit/property/Pinocchio tests and every notebook (one pytest item each, executed once
+#    and cached: conftest.py, _ext/nbexec.py), two workers;
+# 2. the book build (tests/test_book_build.py, marker `book`) on its own, reading every
+#    notebook from that cache (it fails if it had to execute one), then the browser tests
+#    (tests/test_browser.py, markers `book` and `browser`) on that build in headless
 #    Chromium; without /usr/bin/chromium they are skipped, and said so.
-# Both steps always run; the target fails if either failed.
+# Both steps always run; the target fails if either failed, and prints the time of each phase.
 CHROMIUM := /usr/bin/chromium
-test: $(STAMP) $(OFFLINE_STAMP)
-	status=0; \
-	$(PYTEST) -n 2 --dist loadscope -m "not book" \
-	    --nbval-lax --nbval-current-env --nbval-cell-timeout=120 tests book || status=$$?; \
+test:
+	@t0=$$(date +%s); \
+	$(MAKE) --no-print-directory venv offline || exit 1; \
+	t1=$$(date +%s); status=0; \
+	$(PYTEST) -n 2 --dist worksteal -m "not book" tests book || status=$$?; \
+	t2=$$(date +%s); \
 	[ -x $(CHROMIUM) ] || echo "NOTE: the browser tests will be SKIPPED: $(CHROMIUM) not found" \
 	    "(Debian: apt-get install chromium; .ci/run does this)"; \
 	$(PYTEST) -m book -rs tests || status=$$?; \
+	t3=$$(date +%s); \
+	echo "make test phases: set-up $$((t1 - t0)) s, tests and notebooks $$((t2 - t1)) s," \
+	     "book build and browser tests $$((t3 - t2)) s; total $$((t3 - t0)) s"; \
 	exit $$status
 
 # Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8889".

@@ -2,7 +2,29 @@
 
 Spatial vectors are in Featherstone's [angular; linear] order throughout; see the
 book's conventions appendix. Public functions take the model first.
+
+Importing rbdlearn limits numpy's BLAS to one thread (see ``_one_blas_thread``).
 """
+
+import os
+
+import numpy  # noqa: F401  (loads numpy's BLAS: threadpoolctl limits only loaded libraries)
+from threadpoolctl import threadpool_limits
+
+
+def _one_blas_thread():
+    """The one place that sets how many threads BLAS uses, for the book, the tests and the
+    benchmarks alike (they all import rbdlearn). rbdlearn's matrices are small (6×6 blocks,
+    an inertia matrix of a few dozen joints): there, a multithreaded BLAS spends more time
+    waking its threads than computing, and on a busy machine a call can take many times
+    longer than with one thread: measured costs then say nothing about the algorithm.
+    Set RBDLEARN_BLAS_THREADS (a number, or "keep" to leave BLAS as it is) to change it."""
+    setting = os.environ.get("RBDLEARN_BLAS_THREADS", "1")
+    if setting != "keep":
+        threadpool_limits(int(setting), user_api="blas")
+
+
+_one_blas_thread()
 
 from . import joints, spatial, urdf
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX

@@ -1,9 +1,10 @@
 """One build of the whole book per pytest session, shared by test_book_build.py (the
 build log and the pages) and test_browser.py (the pages in Chromium).
 
-The build goes to _build/test-book/ (`--path-output`), emptied first, so every notebook
-is executed against the current rbdlearn (`make book`'s cache in _build/.jupyter_cache
-does not notice package changes); its HTML stays there to be looked at after a failure.
+The build goes to _build/test-book/ (`--path-output`), emptied first, so Sphinx reads
+every page afresh. The notebooks' outputs come from the cache of the current sources
+(_ext/nbexec.py), which the first step of `make test` filled by executing each notebook
+once; its HTML stays there to be looked at after a failure.
 """
 
 import functools
@@ -22,7 +23,7 @@ BUILD_TIMEOUT = 15 * 60  # seconds; the build normally takes a few minutes
 
 @functools.cache
 def build_book():
-    """Build the book from a clean cache; returns (the finished process, the HTML dir)."""
+    """Build the book into a fresh directory; returns (the finished process, the HTML dir)."""
     shutil.rmtree(BUILD_DIR, ignore_errors=True)
     proc = subprocess.run(
         [str(JUPYTER_BOOK), "build", "-W", "-n", "--keep-going",

@@ -1,13 +1,12 @@
-"""The whole book builds with no warnings, from a clean execution cache, and its pages
-load nothing from the internet.
+"""The whole book builds with no warnings, executes no notebook a second time, and its
+pages load nothing from the internet.
 
-`make book` caches executed notebooks in _build/.jupyter_cache, and that cache does not
-notice changes to rbdlearn. This test therefore builds into a fresh directory
-(book_build.py: `--path-output _build/test-book`, emptied first), so every notebook is
-executed against the current package. test_browser.py opens the same build in Chromium.
+The build goes into a fresh directory (book_build.py: `--path-output _build/test-book`,
+emptied first); the notebooks' outputs come from the cache that the first step of
+`make test` filled (_ext/nbexec.py: one execution per notebook, keyed by its code and the
+package's sources). test_browser.py opens the same build in Chromium.
 
-Marked `book`: `make test` runs it on its own, after the unit tests and nbval, so that the
-build does not compete with the notebook kernels for the CPU.
+Marked `book`: `make test` runs it on its own, after the unit tests and the notebooks.
 """
 
 import re
@@ -41,6 +40,20 @@ def test_build_succeeds_without_warnings(build):
         f"jupyter-book build exited with {returncode}.\n\nEnd of the log:\n{tail}\n\n"
         "Warnings and errors:\n" + ("\n".join(problems) or "(none found in the log)")
     )
+
+
+def test_the_build_reuses_every_notebook_execution(build):
+    """Every notebook ran once, in the first step of `make test` (or `make book`'s
+    nbexec): the build finds each one in the cache of the current sources."""
+    proc, _ = build
+    log = ANSI_ESCAPE.sub("", proc.stdout + proc.stderr)
+    executed = [line for line in log.splitlines() if "Executing notebook" in line]
+    reused = [line for line in log.splitlines() if "Using cached notebook" in line]
+    assert not executed, (
+        "the build executed notebooks that the first step of `make test` should have "
+        "cached (did they fail there?):\n" + "\n".join(executed))
+    notebooks = [e for e in toc_entries() if (ROOT / f"{e}.ipynb").is_file()]
+    assert len(reused) == len(notebooks), (len(reused), len(notebooks))
 
 
 def test_every_page_is_built(build):
