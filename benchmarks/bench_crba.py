@@ -25,13 +25,6 @@ SHAPES = {"chain": rbd.planar_chain,
                                                      p_chain=0.3)}
 
 
-def H_from_pin(model, pm, Hp):
-    """Pinocchio's H (upper triangle) as a full matrix in rbdlearn's velocity layout."""
-    Hp = np.triu(Hp) + np.triu(Hp, 1).T
-    P = np.column_stack([interop.v_from_pin(model, pm, e) for e in np.eye(model.nv)])
-    return P @ Hp @ P.T
-
-
 def method_ratios(n, args):
     """Each method's time on an n-link chain, and its ratio to crba's."""
     model = rbd.planar_chain(n)
@@ -75,6 +68,7 @@ def growth(args):
 if __name__ == "__main__":
     args = arguments(__doc__)
     ratio_table("CRBA", lambda model, q, qd, x: crb.crba(model, q),
-                lambda pm, pd, qp, vp, xp: pin.crba(pm, pd, qp), args, from_pin=H_from_pin)
+                lambda pm, pd, qp, vp, xp: pin.crba(pm, pd, qp), args,
+                from_pin=interop.H_from_pin)
     method_ratios(30, args)
     growth(args)

@@ -22,12 +22,13 @@ import numpy as np
 from .joints import Spherical, swing_twist_limit_violation
 from .kinematics import body_pose, forward_kinematics, joint_transforms, point_velocity
 from .model import _real_array, check_forces, check_state, neutral_q, without_gravity
-from .spatial import (cross_force, cross_motion, inertia_params, plux, plux_parts,
+from .spatial import (cross_force, cross_motion, inertia_params, mm_flops, plux, plux_parts,
                       quat_to_rot, skew, to_linear_angular)
 
-__all__ = ["aba", "aba_local_frame", "local_X", "local_C", "SingularArticulatedInertia",
-           "Gear", "gear_matrix", "geared_q", "aba_geared", "theta_recursion",
-           "inter_body_inertia", "ContactImpulse", "contact_impulse", "joint_limit_impulse"]
+__all__ = ["aba", "aba_flops", "aba_local_frame", "local_X", "local_C",
+           "SingularArticulatedInertia", "Gear", "gear_matrix", "geared_q", "aba_geared",
+           "theta_recursion", "inter_body_inertia", "ContactImpulse", "contact_impulse",
+           "joint_limit_impulse"]
 
 
 class SingularArticulatedInertia(ValueError):
@@ -96,6 +97,29 @@ def aba(model, q, qd, tau, f_ext=None):
         qdd[model.v_slices[i]] = qdd_i
         a[i] = a_i + S[i] @ qdd_i
     return qdd
+
+
+def aba_flops(model):
+    """Flops of one ``aba`` call on ``model`` (without f_ext), line by line, with the
+    convention of ``spatial.mm_flops``; inverting an n x n D counts n³ (one division for a
+    1-DOF joint). A fixed amount per body for each joint type, whatever the tree's shape:
+    O(N)."""
+    total = 0
+    for i in range(1, model.N + 1):
+        n = model.joints[i].nv
+        total += mm_flops(6, 6, 6)                                    # Xup = XJ Xtree
+        total += mm_flops(6, n, 1) + mm_flops(6, 6, 1) + 6 + 30 + 6   # vJ, v, c (ABA-1)
+        total += mm_flops(6, 6, 1) + 30                               # pA = v ×* I v (ABA-2)
+        total += mm_flops(6, 6, n) + mm_flops(n, 6, n) + n**3         # U, D, D⁻¹ (ABA-3)
+        total += mm_flops(n, 6, 1) + n                                # u = τ − Sᵀ pA
+        if model.parent[i] > 0:
+            total += mm_flops(6, n, n) + mm_flops(6, n, 6) + 36       # Ia (ABA-4)
+            total += mm_flops(6, 6, 1) + mm_flops(n, n, 1) + mm_flops(6, n, 1) + 12   # pa
+            total += 2 * mm_flops(6, 6, 6) + 36 + mm_flops(6, 6, 1) + 6   # IA_λ, pA_λ (ABA-5)
+        total += mm_flops(6, 6, 1) + 6                                # a' = Xup a_λ + c (ABA-6)
+        total += mm_flops(n, 6, 1) + n + mm_flops(n, n, 1)            # q̈ = D⁻¹(u − Uᵀ a')
+        total += mm_flops(6, n, 1) + 6                                # a = a' + S q̈
+    return total
 
 
 # ------------------------------------------------------------------------------------

@@ -24,7 +24,9 @@ so the hand pushes on the surface with −(n̂ f_n − t̂ f_t) (eq. 6); the fri
 is the paper's f_t = K f_n, meant for f_n ≥ 0 (a surface that pushes).
 """
 
+import json
 from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
 
@@ -40,7 +42,7 @@ from .spatial import cross3, inertia_params
 __all__ = ["Surface", "floor", "sphere", "ConstrainedArm", "PlanarArmOnFloor",
            "SingularContact", "ContactState", "contact_state", "inverse_dynamics",
            "forward_dynamics", "forward_dynamics_kkt", "link_forces", "com_accelerations",
-           "paper_jacobians", "ConstrainedTrajectory", "simulate"]
+           "paper_jacobians", "ConstrainedTrajectory", "simulate", "paper_values"]
 
 
 class SingularContact(ValueError):
@@ -435,3 +437,13 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
                      link_forces(system, q, f), c.r, c.C))
     qdd, f_n, f_t, lf, r, C = (np.array(x) for x in zip(*rows))
     return ConstrainedTrajectory(traj.t, traj.q, traj.qd, qdd, f_n, f_t, lf, r, C)
+
+
+def paper_values():
+    """The numbers printed in seed 002's section 5.2 (Tables 1–4), as a dict: the two- and
+    three-link arms' parameters, torques, initial angles (sympy strings such as "pi/6") and,
+    per time, the link forces, f_n, f_t and the centre-of-mass accelerations ("_source"
+    says where each comes from). Read from the package's data, so it works wherever
+    rbdlearn is installed."""
+    text = resources.files("rbdlearn").joinpath("data/seed002_values.json").read_text("utf-8")
+    return json.loads(text)

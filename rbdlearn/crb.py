@@ -23,8 +23,8 @@ import numpy as np
 from .kinematics import (base_transforms, body_pose, forward_kinematics, jacobian,
                          joint_transforms, point_jacobian)
 from .model import check_state, without_gravity
-from .rnea import rnea
-from .spatial import inertia_params
+from .rnea import rnea, rnea_flops
+from .spatial import inertia_params, mm_flops
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
            "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
@@ -185,32 +185,12 @@ def jacobian_method(model, q):
 
 # ------------------------------------------------------------------------ operation counts
 
-def _mm(a, b, c):
-    """Flops of an (a x b) @ (b x c) product: a·b·c multiplications, a·(b−1)·c additions."""
-    return a * c * (2 * b - 1) if b > 0 else 0
-
-
-def _rnea_flops(model):
-    n, N = [None] + [j.nv for j in model.joints[1:]], model.N
-    total = N * _mm(6, 6, 6)                                    # Xup = XJ Xtree
-    for i in range(1, N + 1):
-        total += _mm(6, 6, 1) + _mm(6, n[i], 1) + 6             # v = Xup v_λ + S q̇
-        total += _mm(6, 6, 1) + _mm(6, n[i], 1) + 30 + 18       # a: Xup a_λ, S q̈, v × vJ, 3 sums
-        total += 2 * _mm(6, 6, 1) + 30 + 6                      # f = I a + v ×* I v
-        total += _mm(n[i], 6, 1)                                # τ = Sᵀ f
-        total += (_mm(6, 6, 1) + 6) if model.parent[i] > 0 else 0   # f_λ += Xupᵀ f
-    return total
-
-
 def operation_counts(model):
-    """Flops (multiplications + additions) of crba, unit_vector_method and jacobian_method
-    on ``model``'s topology, counted from the operations those functions perform.
-
-    Assumptions: every product is a dense one, (a x b) @ (b x c) costing a·b·c
-    multiplications and a·(b−1)·c additions (6x6 @ 6x6: 216 + 180); a 6-D cross product
-    (cross_motion / cross_force) costs 18 + 12; building XJ(q), transposes, inv_X and
-    copies cost nothing; one forward-kinematics pass costs 2 N (6x6 @ 6x6) (XJ Xtree,
-    then Xup ⁱ⁻X₀).
+    """Flops (multiplications + additions) of crba, forward_dynamics_crb,
+    unit_vector_method and jacobian_method on ``model``'s topology, counted from the
+    operations those functions perform, with the convention of ``spatial.mm_flops``
+    (dense products, 30 per 6-D cross product, XJ(q), transposes and inv_X free). One
+    forward-kinematics pass costs 2 N (6x6 @ 6x6) (XJ Xtree, then Xup ⁱ⁻X₀).
     crba: forward kinematics, ⁱX_λᵀ IC_i ⁱX_λ per non-root body, ⁰S_i = (ⁱX₀)⁻¹ S_i
     (counted as inv_X, free, then a product; numpy solves batched systems instead) and
     ⁰F_i = ⁱX₀ᵀ IC_i S_i, and the entries of H_ji for j on i's path only, a 6-term dot
@@ -218,26 +198,30 @@ def operation_counts(model):
     product in ``crba`` computes all nv² and discards the zeros, a Python speed
     trade-off). This term is Σ_i n_i Σ_{j∈path(i)} n_j · 11: O(N·depth), smaller on a
     branched tree.
+    forward_dynamics_crb: one RNEA (``rnea_flops``), crba, τ − b, a dense Cholesky
+    factorisation (nv³/3 flops, Golub and Van Loan's count) and two triangular solves
+    (nv² each): O(N·depth + nv³).
     unit_vector_method: nv RNEA passes (each counted as in ``rnea``, velocity products
     included although they are zero): O(nv·N).
     jacobian_method: as coded, each of the N bodies builds its two Jacobians through
     ``point_jacobian`` and ``jacobian``, which run forward kinematics three times and use
     dense nv-wide Jacobians, then two dense nv x 3 x nv products: O(N²) + O(N·nv²).
     """
-    N, parent = model.N, model.parent
+    N, parent, mm = model.N, model.parent, mm_flops
     n = [0] + [j.nv for j in model.joints[1:]]
-    nv, fk = model.nv, 2 * N * _mm(6, 6, 6)
-    crba_ = fk + sum(2 * _mm(6, 6, 6) + 36 for i in range(1, N + 1) if parent[i] > 0)
-    crba_ += sum(3 * _mm(6, 6, n[i]) for i in range(1, N + 1))         # ⁰S_i, IC S, ⁰F_i
-    crba_ += sum(n[i] * n[j] * _mm(1, 6, 1)
+    nv, fk = model.nv, 2 * N * mm(6, 6, 6)
+    crba_ = fk + sum(2 * mm(6, 6, 6) + 36 for i in range(1, N + 1) if parent[i] > 0)
+    crba_ += sum(3 * mm(6, 6, n[i]) for i in range(1, N + 1))          # ⁰S_i, IC S, ⁰F_i
+    crba_ += sum(n[i] * n[j] * mm(1, 6, 1)
                  for i in range(1, N + 1) for j in model.ancestors(i))   # H_ji, (CRB-2)
+    fd = rnea_flops(model) + crba_ + nv + nv**3 // 3 + 2 * nv**2         # b, H, τ − b, L, solves
     jac = fk
     for i in range(1, N + 1):
         path = model.ancestors(i)
         jac += 3 * fk                                                    # inside the Jacobians
-        jac += sum(_mm(6, 6, 6) + 2 * _mm(6, 6, n[k]) for k in path)    # local and world columns
-        jac += 2 * _mm(3, 3, nv) + 3 * nv                               # v_O − c× ω, then R @
-        jac += 2 * _mm(3, 3, 3) + 3 * nv + _mm(3, 3, nv)                # Ī, m J_Gᵀ, Ī J_A
-        jac += 2 * _mm(nv, 3, nv) + 2 * nv * nv                         # the two products, H +=
-    return {"crba": crba_, "unit_vector_method": nv * _rnea_flops(model),
-            "jacobian_method": jac}
+        jac += sum(mm(6, 6, 6) + 2 * mm(6, 6, n[k]) for k in path)      # local and world columns
+        jac += 2 * mm(3, 3, nv) + 3 * nv                                 # v_O − c× ω, then R @
+        jac += 2 * mm(3, 3, 3) + 3 * nv + mm(3, 3, nv)                   # Ī, m J_Gᵀ, Ī J_A
+        jac += 2 * mm(nv, 3, nv) + 2 * nv * nv                           # the two products, H +=
+    return {"crba": crba_, "forward_dynamics_crb": fd,
+            "unit_vector_method": nv * rnea_flops(model), "jacobian_method": jac}

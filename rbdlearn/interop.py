@@ -18,7 +18,7 @@ from .model import check_forces
 from .spatial import inertia_params, plux_parts, to_angular_linear, to_linear_angular
 
 __all__ = ["to_pinocchio", "se3_from_X", "inertia_to_pin", "q_to_pin", "q_from_pin",
-           "v_to_pin", "v_from_pin", "fext_to_pin"]
+           "v_to_pin", "v_from_pin", "H_from_pin", "fext_to_pin"]
 
 
 def _pin():
@@ -155,6 +155,16 @@ def v_to_pin(model, pmodel, v):
 def v_from_pin(model, pmodel, vp):
     """Pinocchio velocity (or acceleration, or joint force) → rbdlearn's layout."""
     return _v_convert(model, pmodel, vp, False)
+
+
+def H_from_pin(model, pmodel, Hp):
+    """Pinocchio's joint-space inertia matrix (``pinocchio.crba``; only its upper triangle
+    is read, the part Pinocchio fills) → rbdlearn's full symmetric H, in rbdlearn's velocity
+    layout. With P mapping Pinocchio's velocities to ours (v = P v_p, a permutation),
+    ½ vᵀ H v = ½ v_pᵀ H_p v_p gives H = P H_p Pᵀ."""
+    Hp = np.triu(Hp) + np.triu(Hp, 1).T
+    P = np.column_stack([v_from_pin(model, pmodel, e) for e in np.eye(pmodel.nv)])
+    return P @ Hp @ P.T
 
 
 def fext_to_pin(model, pmodel, f_ext):

@@ -13,9 +13,9 @@ import numpy as np
 
 from .kinematics import joint_transforms
 from .model import check_forces, check_state
-from .spatial import cross_force, cross_motion
+from .spatial import cross_force, cross_motion, mm_flops
 
-__all__ = ["rnea"]
+__all__ = ["rnea", "rnea_flops"]
 
 
 def rnea(model, q, qd, qdd, f_ext=None, return_forces=False):
@@ -54,3 +54,20 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False):
             f[parent[i]] = f[parent[i]] + Xup[i].T @ f[i]
     tau = np.concatenate(tau[1:]) if N else np.zeros(0)
     return (tau, f) if return_forces else tau
+
+
+def rnea_flops(model):
+    """Flops of one ``rnea`` call on ``model`` (without f_ext), line by line, with the
+    convention of ``spatial.mm_flops``: a fixed amount per body for each joint type, so
+    O(N). Velocity products are counted even when q̇ = 0, as the code computes them."""
+    total = 0
+    for i in range(1, model.N + 1):
+        n = model.joints[i].nv
+        total += mm_flops(6, 6, 6)                                # Xup = XJ Xtree
+        total += mm_flops(6, 6, 1) + mm_flops(6, n, 1) + 6        # v = Xup v_λ + S q̇ (RNEA-1)
+        total += mm_flops(6, 6, 1) + mm_flops(6, n, 1) + 30 + 18  # a: 2 products, v × vJ, 3 sums
+        total += 2 * mm_flops(6, 6, 1) + 30 + 6                   # f = I a + v ×* I v (RNEA-3)
+        total += mm_flops(n, 6, 1)                                # τ = Sᵀ f (RNEA-4)
+        if model.parent[i] > 0:
+            total += mm_flops(6, 6, 1) + 6                        # f_λ += Xupᵀ f
+    return total

@@ -18,7 +18,7 @@ __all__ = [
     "quat_to_rot", "rot_to_quat", "quat_mul", "quat_exp",
     "plux", "plux_parts", "inv_X", "force_X", "crm", "crf",
     "cross_motion", "cross_force", "mcI", "inertia_params",
-    "to_linear_angular", "to_angular_linear", "cos_sin",
+    "to_linear_angular", "to_angular_linear", "cos_sin", "mm_flops",
 ]
 
 
@@ -299,3 +299,17 @@ def to_linear_angular(a, operator=False):
 def to_angular_linear(a, operator=False):
     """[linear; angular] → [angular; linear] (this package's order); see :func:`to_linear_angular`."""
     return _swap(a, operator)
+
+
+# ---------------------------------------------------------------- operation counts
+
+def mm_flops(a, b, c):
+    """Flops of an (a x b) @ (b x c) product: a·b·c multiplications and a·(b−1)·c
+    additions (6x6 @ 6x6: 216 + 180).
+
+    The convention of every operation count in rbdlearn (``rnea_flops``, ``aba_flops``,
+    ``crb.operation_counts``), which count the multiplications and additions the code
+    performs: every product is a dense one, priced by this function; a 6-D cross product
+    (cross_motion / cross_force) costs 18 + 12; a sum of two 6-vectors 6, of two 6x6
+    matrices 36; building XJ(q), transposes, inv_X and copies cost nothing."""
+    return a * c * (2 * b - 1) if b > 0 else 0

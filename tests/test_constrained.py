@@ -6,8 +6,6 @@ finite differences, and the paper's published simulations against its own tables
 """
 
 import dataclasses
-import json
-import pathlib
 
 import numpy as np
 import pytest
@@ -19,8 +17,7 @@ from rbdlearn.kinematics import jdot_qdot, point_jacobian
 from rbdlearn.model import random_tree
 from rbdlearn.rnea import rnea
 
-PAPER = json.loads((pathlib.Path(__file__).parents[1] / "book" / "ch4_constrained"
-                    / "paper_values.json").read_text())
+PAPER = C.paper_values()
 INERTIA = 0.5 ** 2 / 3          # m l²/3: the value under which the paper's numbers come out
 
 

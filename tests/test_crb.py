@@ -18,10 +18,8 @@ METHODS = [crb.crba, crb.crba_3vector, crb.unit_vector_method, crb.jacobian_meth
 
 def pin_crba(model, pm, q):
     """Pinocchio's H (symmetrised) in rbdlearn's velocity layout."""
-    Hp = pin.crba(pm, pm.createData(), interop.q_to_pin(model, pm, q))
-    Hp = np.triu(Hp) + np.triu(Hp, 1).T          # Pinocchio fills the upper triangle
-    P = np.column_stack([interop.v_from_pin(model, pm, e) for e in np.eye(model.nv)])
-    return P @ Hp @ P.T
+    return interop.H_from_pin(model, pm, pin.crba(pm, pm.createData(),
+                                                  interop.q_to_pin(model, pm, q)))
 
 
 def test_crba_matches_pinocchio(tree, assert_rel):
@@ -153,6 +151,24 @@ def test_operation_counts_grow_as_expected():
     s64, s128 = crb.operation_counts(star(64)), crb.operation_counts(star(128))
     assert s128["crba"] == 2 * s64["crba"]
     assert s128["unit_vector_method"] > 3.8 * s64["unit_vector_method"]
+
+
+def test_forward_dynamics_crb_count_and_its_growth_against_aba():
+    from rbdlearn.aba import aba_flops
+    from rbdlearn.rnea import rnea_flops
+    for n in (1, 5, 30):
+        model = rbd.random_tree(n, seed=n, joint_types=("revolute", "spherical"))
+        c, nv = crb.operation_counts(model), model.nv
+        # b by RNEA, H by CRBA, τ − b, Cholesky (nv³/3), two triangular solves (nv² each)
+        assert c["forward_dynamics_crb"] == rnea_flops(model) + c["crba"] + nv + nv**3 // 3 \
+            + 2 * nv**2
+    fd = {n: crb.operation_counts(rbd.planar_chain(n))["forward_dynamics_crb"]
+          for n in (16, 32, 64, 128)}
+    aba = {n: aba_flops(rbd.planar_chain(n)) for n in fd}
+    assert 1.99 < aba[128] / aba[64] < 2.01                    # linear
+    assert fd[128] / fd[64] > 4 > fd[32] / fd[16] > 2          # the cubic term takes over
+    ratio = [fd[n] / aba[n] for n in fd]
+    assert all(np.diff(ratio) > 0) and ratio[-1] > 4
 
 
 def test_branching_makes_crba_cheaper():

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import rbdlearn as rbd
 from conftest import random_state as state
+from rbdlearn.rnea import rnea_flops
 from rbdlearn.spatial import mcI
 
 TOL = 1e-9
@@ -255,3 +256,25 @@ def test_returned_joint_forces_obey_newton_euler_per_body(floating):
         np.testing.assert_allclose(net, expected, atol=1e-9 * max(1.0, np.abs(expected).max()))
         np.testing.assert_allclose(tau[model.v_slices[i]], model.joints[i].S(q[model.q_slices[i]]).T @ f[i],
                                    atol=1e-12 * max(1.0, np.abs(f[i]).max()))
+
+
+# --- operation count ------------------------------------------------------------------------
+
+def test_rnea_flops_of_a_one_body_arm_by_hand():
+    # Xup = XJ Xtree: 6·6·11; v = Xup v_λ + S q̇: 66 + 6 + 6; a: 66 + 6 + 30 (v × vJ) + 3·6;
+    # f = I a + v ×* I v: 2·66 + 30 + 6; τ = Sᵀ f: 11 (a 6-term dot product)
+    assert rnea_flops(rbd.planar_chain(1)) == 396 + 78 + 120 + 168 + 11
+
+
+def test_rnea_flops_are_linear_whatever_the_shape():
+    # a body below another also passes its force on: f_λ += Xupᵀ f, 66 + 6 flops
+    one, below = rnea_flops(rbd.planar_chain(1)), 72
+    for n in (1, 2, 7, 40):
+        assert rnea_flops(rbd.planar_chain(n)) == one * n + below * (n - 1)
+        tree = rbd.random_tree(n, seed=n, joint_types=("revolute", "prismatic"), p_chain=0.3)
+        roots = tree.parent.count(0)
+        assert rnea_flops(tree) == one * n + below * (n - roots)    # no depth term
+    # a ball joint (3 columns in S) costs more than a hinge, a free joint more still
+    ball = rbd.random_tree(1, joint_types=("spherical",))
+    free = rbd.random_tree(1, joint_types=("free",))
+    assert one < rnea_flops(ball) < rnea_flops(free)
