@@ -235,8 +235,10 @@ def test_sidebar_walks_the_table_of_contents(site, watched):
     """From index.html (which redirects to the root page), click through every page of
     _toc.yml in order using the sidebar's links; each click lands on that page."""
     page, problems = watched.page, watched.problems
-    page.goto(site + "index.html")
-    page.wait_for_url(page_url(site, PAGES[0]))
+    # Each page is followed only until its DOM is ready (the other tests load every page in
+    # full); the click on the next link then cancels the rest of its requests.
+    page.goto(site + "index.html", wait_until="domcontentloaded")
+    page.wait_for_url(page_url(site, PAGES[0]), wait_until="domcontentloaded")
     for entry in PAGES[1:]:
         target = page_url(site, entry)
         links = page.locator("nav.bd-docs-nav a.reference.internal")
@@ -245,9 +247,10 @@ def test_sidebar_walks_the_table_of_contents(site, watched):
         link = links.nth(hrefs.index(target))
         title = link.inner_text().strip()
         link.click()
-        page.wait_for_url(target)
+        page.wait_for_url(target, wait_until="domcontentloaded")
         heading = page.locator("main h1").first.inner_text()
         assert title in heading, f"{entry}: the sidebar says {title!r}, the page {heading!r}"
+    problems = [p for p in problems if not p.endswith("(net::ERR_ABORTED)")]   # cancelled
     assert not problems, "\n".join(problems)
 
 
