@@ -235,8 +235,13 @@ def test_sidebar_walks_the_table_of_contents(site, watched):
     """From index.html (which redirects to the root page), click through every page of
     _toc.yml in order using the sidebar's links; each click lands on that page."""
     page, problems = watched.page, watched.problems
-    # Each page is followed only until its DOM is ready (the other tests load every page in
-    # full); the click on the next link then cancels the rest of its requests.
+    # The pages in full, with their scripts and console, are test_page's: here MathJax, the
+    # widget manager and require.js are replaced by empty scripts, each page is followed
+    # until its DOM is ready, and the click on the next link cancels the rest of its
+    # requests; what is checked is where each link leads, and that every request stays
+    # on this host and finds its file.
+    watched.context.route("**/_static/offline/**", lambda route: route.fulfill(
+        status=200, body="", content_type="text/javascript"))
     page.goto(site + "index.html", wait_until="domcontentloaded")
     page.wait_for_url(page_url(site, PAGES[0]), wait_until="domcontentloaded")
     for entry in PAGES[1:]:
@@ -248,9 +253,10 @@ def test_sidebar_walks_the_table_of_contents(site, watched):
         title = link.inner_text().strip()
         link.click()
         page.wait_for_url(target, wait_until="domcontentloaded")
-        heading = page.locator("main h1").first.inner_text()
+        heading = page.locator("main h1").first.text_content()
         assert title in heading, f"{entry}: the sidebar says {title!r}, the page {heading!r}"
-    problems = [p for p in problems if not p.endswith("(net::ERR_ABORTED)")]   # cancelled
+    problems = [p for p in problems if p.startswith(("request to another host", "HTTP"))
+                or p.startswith("request failed") and not p.endswith("(net::ERR_ABORTED)")]
     assert not problems, "\n".join(problems)
 
 
