@@ -1,6 +1,6 @@
 """The committed notebooks carry no outputs, and _toc.yml and book/ agree.
 
-Notebooks are committed without outputs: the book build and nbval execute them
+Notebooks are committed without outputs: `make test` and `make book` execute them
 (`make strip` clears outputs before a commit). With `only_build_toc_files: true`
 a notebook missing from _toc.yml would silently drop out of the book, and an entry
 without a file would break the build.
@@ -69,7 +69,7 @@ def test_notebook_has_no_outputs(path):
     )
 
 
-# the cell tags Jupyter Book and nbval act on; anything else is a typo the build ignores
+# the cell tags Jupyter Book and nbclient (which runs the notebooks) act on; anything else is a typo the build ignores
 KNOWN_TAGS = {"remove-cell", "remove-input", "remove-output", "hide-input", "hide-output",
               "hide-cell", "raises-exception", "skip-execution", "full-width", "margin"}
 
