@@ -38,7 +38,8 @@ def failing_run(tmp_path_factory):
         "x = 1",
         "assert x == 2, 'x is not 2'",
         "raise ValueError('expected')",                         # tagged raises-exception
-        "import os, rbdlearn\nprint(os.getcwd())\nprint(rbdlearn.__file__)",
+        "import os, importlib.util, rbdlearn\nprint(os.getcwd())\nprint(rbdlearn.__file__)\n"
+        "print([m for m in ('benchmarks', 'conftest', 'nbexec') if importlib.util.find_spec(m)])",
         "undefined_name",
         tags={2: ["raises-exception"]})
     return nbexec.execute(path)
@@ -54,10 +55,11 @@ def test_every_failing_cell_is_named(failing_run):
 
 
 def test_cells_after_a_failure_still_run_outside_the_repository(failing_run):
-    printed = failing_run.notebook.cells[4].outputs[0]["text"].split()
+    printed = failing_run.notebook.cells[4].outputs[0]["text"].splitlines()
     cwd, package = Path(printed[0]), Path(printed[1])
     assert not cwd.is_relative_to(ROOT), f"the kernel ran in {cwd}, inside the repository"
     assert package == ROOT / "rbdlearn" / "__init__.py"     # the installed (editable) package
+    assert printed[2] == "[]", f"the repository is importable from the notebook: {printed[2]}"
 
 
 def test_only_clean_runs_are_cached(tmp_path, failing_run):
