@@ -18,7 +18,7 @@ __all__ = [
     "quat_to_rot", "rot_to_quat", "quat_mul", "quat_exp",
     "plux", "plux_parts", "inv_X", "force_X", "crm", "crf",
     "cross_motion", "cross_force", "mcI", "inertia_params",
-    "to_linear_angular", "to_angular_linear", "cos_sin", "mm_flops",
+    "to_linear_angular", "to_angular_linear", "cos_sin", "mm_flops", "trig_zero",
 ]
 
 
@@ -299,6 +299,30 @@ def to_linear_angular(a, operator=False):
 def to_angular_linear(a, operator=False):
     """[linear; angular] → [angular; linear] (this package's order); see :func:`to_linear_angular`."""
     return _swap(a, operator)
+
+
+# ---------------------------------------------------------------- symbolic identities
+
+def trig_zero(M, angles):
+    """True iff every entry of the sympy expression or matrix ``M`` is identically zero,
+    where sin and cos of each of ``angles`` are tied only by sin² + cos² = 1.
+
+    A decision procedure, where ``sympy.simplify`` is a heuristic (and slow on 6×6
+    transforms): sin θ and cos θ become independent symbols s, c, every derivative and
+    every undefined function of time a symbol, and the expanded polynomial is reduced
+    modulo the ideal of the s² + c² − 1; the remainder is zero exactly when the identity
+    holds for all values of the symbols."""
+    import sympy as sp
+
+    M = sp.Matrix(M) if not isinstance(M, sp.Expr) else sp.Matrix([M])
+    M = M.xreplace({d: sp.Dummy() for d in M.atoms(sp.Derivative)})
+    trig = {}
+    for a in angles:
+        trig[sp.cos(a)], trig[sp.sin(a)] = sp.Dummy(), sp.Dummy()
+    M = M.xreplace(trig)
+    M = M.xreplace({f: sp.Dummy() for f in M.atoms(sp.core.function.AppliedUndef)})
+    ideal = [trig[sp.cos(a)] ** 2 + trig[sp.sin(a)] ** 2 - 1 for a in angles]
+    return all(sp.reduced(sp.expand(x), ideal, *trig.values())[1] == 0 for x in M)
 
 
 # ---------------------------------------------------------------- operation counts

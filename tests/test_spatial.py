@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from rbdlearn.spatial import (crf, crm, cross_force, cross_motion, exp_so3, force_X,
                               inertia_params, inv_X, log_so3, mcI, plux, plux_parts,
                               quat_exp, quat_mul, quat_to_rot, rot_to_quat, rotx, roty,
-                              rotz, skew, to_angular_linear, to_linear_angular, unskew)
+                              rotz, skew, to_angular_linear, to_linear_angular, trig_zero,
+                              unskew)
 
 TOL = 1e-12
 HYP = settings(max_examples=60, deadline=None)
@@ -380,3 +381,20 @@ def test_symbolic_inertia():
     assert sympy.simplify(m2 - m) == 0
     assert all(sympy.simplify(e) == 0 for e in c2 - c)
     assert all(sympy.simplify(e) == 0 for e in (Ic2 - Ic).ravel())
+
+
+# --- symbolic identities ------------------------------------------------------------------
+
+def test_trig_zero_decides_trigonometric_identities():
+    a, b, x = sympy.symbols("alpha beta x", real=True)
+    t = sympy.symbols("t", real=True)
+    theta = sympy.Function("theta")(t)
+    E = rotz(a) @ rotx(b)
+    assert trig_zero(sympy.Matrix(E.T @ E) - sympy.eye(3), [a, b])             # Eᵀ E = 1
+    assert trig_zero(sympy.sin(a) ** 4 - sympy.cos(a) ** 4 - sympy.sin(a) ** 2 + sympy.cos(a) ** 2, [a])
+    assert not trig_zero(sympy.Matrix(E) - sympy.eye(3), [a, b])
+    assert not trig_zero(sympy.sin(a) ** 2 + sympy.cos(a) ** 2 - 1 + x * sympy.sin(b), [a, b])
+    # functions of time and their derivatives count as free symbols
+    w = sympy.diff(theta, t)
+    assert trig_zero(w * (sympy.sin(theta) ** 2 + sympy.cos(theta) ** 2) - w, [theta])
+    assert not trig_zero(w * sympy.sin(theta), [theta])
