@@ -81,22 +81,28 @@ book-force: $(STAMP)
 	$(MAKE) book JB_FLAGS="$(JB_FLAGS) --all"
 
 # 1. unit/property/Pinocchio tests and every notebook (one pytest item each, executed once
-#    and cached: conftest.py, _ext/nbexec.py), two workers;
+#    and cached: conftest.py, _ext/nbexec.py), three pytest-xdist workers on the two cores:
+#    a worker waits while its notebook's kernel computes, the long notebooks' tails
+#    overlap, and on a machine that other jobs share the build keeps its part of the CPU;
 # 2. the book build (tests/test_book_build.py, marker `book`) on its own, reading every
-#    notebook from that cache (it fails if it had to execute one), then the browser tests
-#    (tests/test_browser.py, markers `book` and `browser`) on that build in headless
-#    Chromium; without /usr/bin/chromium they are skipped, and said so.
-# Both steps always run; the target fails if either failed, and prints the time of each phase.
+#    notebook from that cache (it fails if it had to execute one); then, on two workers,
+#    the browser tests on that build (tests/test_browser.py, markers `book` and `browser`:
+#    headless Chromium; without /usr/bin/chromium they are skipped, and said so), the
+#    launch buttons and tests/test_book_freshness.py (`make book` in a copy of the project).
+# Every step runs; the target fails if any failed, and prints the time of each phase.
 CHROMIUM := /usr/bin/chromium
+TEST_HTML := _build/test-book/_build/html
 test:
 	@t0=$$(date +%s); \
 	$(MAKE) --no-print-directory venv offline || exit 1; \
 	t1=$$(date +%s); status=0; \
-	$(PYTEST) -n 2 --dist worksteal -m "not book" tests book || status=$$?; \
+	$(PYTEST) -n 3 --dist worksteal -m "not book" tests book || status=$$?; \
 	t2=$$(date +%s); \
 	[ -x $(CHROMIUM) ] || echo "NOTE: the browser tests will be SKIPPED: $(CHROMIUM) not found" \
 	    "(Debian: apt-get install chromium; .ci/run does this)"; \
-	$(PYTEST) -m book -rs tests || status=$$?; \
+	$(PYTEST) -m book tests/test_book_build.py || status=$$?; \
+	RBDLEARN_BOOK_HTML=$(TEST_HTML) $(PYTEST) -n 2 --dist worksteal -m book -rs tests \
+	    --deselect tests/test_book_build.py || status=$$?; \
 	t3=$$(date +%s); \
 	echo "make test phases: set-up $$((t1 - t0)) s, tests and notebooks $$((t2 - t1)) s," \
 	     "book build and browser tests $$((t3 - t2)) s; total $$((t3 - t0)) s"; \
