@@ -81,8 +81,7 @@ book-force: $(STAMP)
 	$(MAKE) book JB_FLAGS="$(JB_FLAGS) --all"
 
 # 1. unit/property/Pinocchio tests and every notebook (one pytest item each, executed once
-#    and cached: conftest.py, _ext/nbexec.py; dealt out first, one at a time, so that no
-#    worker queues several while another idles) and `make book` on a copy
+#    and cached: conftest.py, _ext/nbexec.py; dealt out first) and `make book` on a copy
 #    of the project (tests/test_book_freshness.py), on three pytest-xdist workers on the two
 #    cores: a worker waits while its notebook's kernel computes, the long notebooks' tails
 #    overlap, and on a machine that other jobs share the build keeps its part of the CPU;
@@ -98,7 +97,7 @@ test:
 	@t0=$$(date +%s); \
 	$(MAKE) --no-print-directory venv offline || exit 1; \
 	t1=$$(date +%s); status=0; \
-	$(PYTEST) -n 3 --dist load --maxschedchunk 1 -m "not book" tests book || status=$$?; \
+	$(PYTEST) -n 3 --dist load -m "not book" tests book || status=$$?; \
 	t2=$$(date +%s); \
 	[ -x $(CHROMIUM) ] || echo "NOTE: the browser tests will be SKIPPED: $(CHROMIUM) not found" \
 	    "(Debian: apt-get install chromium; .ci/run does this)"; \
