@@ -81,15 +81,14 @@ book-force: $(STAMP)
 	$(MAKE) book JB_FLAGS="$(JB_FLAGS) --all"
 
 # 1. unit/property/Pinocchio tests and every notebook (one pytest item each, executed once
-#    and cached: conftest.py, _ext/nbexec.py; dealt out first) and `make book` on a copy
-#    of the project (tests/test_book_freshness.py), on three pytest-xdist workers on the two
-#    cores: a worker waits while its notebook's kernel computes, the long notebooks' tails
+#    and cached: conftest.py, _ext/nbexec.py), three pytest-xdist workers on the two cores:
+#    a worker waits while its notebook's kernel computes, the long notebooks' tails
 #    overlap, and on a machine that other jobs share the build keeps its part of the CPU;
 # 2. the book build (tests/test_book_build.py, marker `book`) on its own, reading every
 #    notebook from that cache (it fails if it had to execute one); then, on two workers,
 #    the browser tests on that build (tests/test_browser.py, markers `book` and `browser`:
-#    headless Chromium; without /usr/bin/chromium they are skipped, and said so) and the
-#    launch buttons.
+#    headless Chromium; without /usr/bin/chromium they are skipped, and said so), the
+#    launch buttons and tests/test_book_freshness.py (`make book` in a copy of the project).
 # Every step runs; the target fails if any failed, and prints the time of each phase.
 CHROMIUM := /usr/bin/chromium
 TEST_HTML := _build/test-book/_build/html
@@ -97,7 +96,7 @@ test:
 	@t0=$$(date +%s); \
 	$(MAKE) --no-print-directory venv offline || exit 1; \
 	t1=$$(date +%s); status=0; \
-	$(PYTEST) -n 3 --dist load -m "not book" tests book || status=$$?; \
+	$(PYTEST) -n 3 --dist worksteal -m "not book" tests book || status=$$?; \
 	t2=$$(date +%s); \
 	[ -x $(CHROMIUM) ] || echo "NOTE: the browser tests will be SKIPPED: $(CHROMIUM) not found" \
 	    "(Debian: apt-get install chromium; .ci/run does this)"; \

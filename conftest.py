@@ -17,13 +17,6 @@ import nbexec  # noqa: E402
 BOOK = nbexec.ROOT / "book"
 
 
-def pytest_collection_modifyitems(items):
-    """Notebooks first: each takes seconds where a unit test takes milliseconds, so with
-    `--dist load` they are dealt out to the workers at once and the unit tests fill the
-    gaps, instead of one long notebook running alone at the end."""
-    items.sort(key=lambda item: not isinstance(item, NotebookItem))
-
-
 def pytest_collect_file(file_path, parent):
     nbval_asked = any(parent.config.getoption(o, False) for o in ("nbval", "nbval_lax"))
     if (file_path.suffix == ".ipynb" and file_path.is_relative_to(BOOK) and not nbval_asked

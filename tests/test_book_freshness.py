@@ -5,8 +5,7 @@ with nothing changed, nothing runs.
 The test works on a temporary copy of the project (its .venv and node_modules linked, not
 copied) whose book is two small notebooks printing what rbdlearn computes, and imports the
 copy's rbdlearn (PYTHONPATH), so it can change a package function without touching the
-real one. It runs `make book` four times, on two small notebooks, not the whole book: it
-is not marked `book` and runs with the unit tests.
+real one. Marked `book`: it runs `make book` three times.
 """
 
 import os
@@ -18,6 +17,8 @@ import nbformat
 import pytest
 
 from test_notebooks_clean import ROOT
+
+pytestmark = pytest.mark.book
 
 TOC = "format: jb-book\nroot: book/probe_a\nchapters:\n  - file: book/probe_b\n"
 COPY_IGNORE = shutil.ignore_patterns(".venv", "_build", "node_modules", ".git", "*.egg-info",
