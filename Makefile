@@ -28,7 +28,7 @@ $(BIN)/python:
 
 $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q --no-compile -r requirements.txt   # .pyc on first import: 20 s less
+	$(BIN)/pip install -q -r requirements.txt
 	$(BIN)/pip install -q -e . --no-deps
 	touch $@
 
