@@ -70,11 +70,28 @@ def cache_dir(root=ROOT):
     return root / "_build" / ".jupyter_cache" / fingerprint(root)
 
 
+def toc_entries(root=ROOT):
+    """Every `root` / `file` entry of _toc.yml, in its order, as written (no suffix)."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    found = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.append(node["file"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk({k: v for k, v in toc.items() if k != "root"})
+    return found
+
+
 def toc_notebooks(root=ROOT):
     """The notebooks of _toc.yml, in its order."""
-    toc = (root / "_toc.yml").read_text(encoding="utf-8")
-    entries = re.findall(r"^\s*(?:-\s*file|root):\s*(\S+)\s*$", toc, flags=re.M)
-    return [root / f"{e}.ipynb" for e in entries if (root / f"{e}.ipynb").is_file()]
+    return [root / f"{e}.ipynb" for e in toc_entries(root) if (root / f"{e}.ipynb").is_file()]
 
 
 @dataclass

@@ -6,13 +6,16 @@ a notebook missing from _toc.yml would silently drop out of the book, and an ent
 without a file would break the build.
 """
 
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "_ext"))
+import nbexec  # noqa: E402  (the one reader of _toc.yml)
+
 BOOK = ROOT / "book"
 PAGE_SUFFIXES = (".ipynb", ".md")
 
@@ -23,21 +26,7 @@ def book_notebooks():
 
 def toc_entries():
     """Every `root` / `file` entry of _toc.yml, as written (paths without suffix)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    found = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                found.append(node["file"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk({k: v for k, v in toc.items() if k != "root"})
-    return found
+    return nbexec.toc_entries(ROOT)
 
 
 def rel(path):
