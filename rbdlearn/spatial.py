@@ -309,20 +309,34 @@ def trig_zero(M, angles):
 
     A decision procedure, where ``sympy.simplify`` is a heuristic (and slow on 6×6
     transforms): sin θ and cos θ become independent symbols s, c, every derivative and
-    every undefined function of time a symbol, and the expanded polynomial is reduced
-    modulo the ideal of the s² + c² − 1; the remainder is zero exactly when the identity
-    holds for all values of the symbols."""
+    every undefined function of time a symbol, and the polynomial is reduced modulo the
+    ideal of the s² + c² − 1; the remainder is zero exactly when the identity holds for
+    all values of the symbols. (Those generators are a Gröbner basis in lex order with
+    every s first: their leading terms s² share no variable.) The arithmetic is done in
+    sympy's sparse polynomial ring (``ring.from_expr``), not by ``expand`` on expression
+    trees, which is slow on products of 6×6 transforms."""
     import sympy as sp
 
     M = sp.Matrix(M) if not isinstance(M, sp.Expr) else sp.Matrix([M])
     M = M.xreplace({d: sp.Dummy() for d in M.atoms(sp.Derivative)})
     trig = {}
     for a in angles:
-        trig[sp.cos(a)], trig[sp.sin(a)] = sp.Dummy(), sp.Dummy()
+        trig[sp.sin(a)], trig[sp.cos(a)] = sp.Dummy(), sp.Dummy()
     M = M.xreplace(trig)
     M = M.xreplace({f: sp.Dummy() for f in M.atoms(sp.core.function.AppliedUndef)})
-    ideal = [trig[sp.cos(a)] ** 2 + trig[sp.sin(a)] ** 2 - 1 for a in angles]
-    return all(sp.reduced(sp.expand(x), ideal, *trig.values())[1] == 0 for x in M)
+    sc = list(trig.values())                                # s_1, c_1, s_2, c_2, ...
+    others = sorted(M.free_symbols - set(sc), key=str)
+    ring, *gens = sp.ring(sc + others, sp.QQ, sp.lex)
+    ideal = [gens[k] ** 2 + gens[k + 1] ** 2 - 1 for k in range(0, len(sc), 2)]
+    for x in M:
+        try:
+            p = ring.from_expr(x)
+        except ValueError:
+            raise ValueError(f"trig_zero: not a polynomial in sin, cos of {list(angles)} "
+                             f"and the other symbols: {x}") from None
+        if p.rem(ideal) != 0:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------- operation counts

@@ -398,3 +398,7 @@ def test_trig_zero_decides_trigonometric_identities():
     w = sympy.diff(theta, t)
     assert trig_zero(w * (sympy.sin(theta) ** 2 + sympy.cos(theta) ** 2) - w, [theta])
     assert not trig_zero(w * sympy.sin(theta), [theta])
+    # anything but a polynomial in the symbols, sines and cosines is refused by name
+    for bad in (1 / x + sympy.sin(a), sympy.sin(2 * a), sympy.sqrt(x) * sympy.cos(a)):
+        with pytest.raises(ValueError, match="not a polynomial"):
+            trig_zero(bad, [a])
