@@ -28,8 +28,8 @@ $(BIN)/python:
 
 # The pinned requirements are installed by uv (itself pinned, from PyPI), which downloads and
 # unpacks in parallel (measured on a two-core machine with empty caches: 21 s, pip 69 s).
-# --compile-bytecode:
-# every kernel then imports compiled modules, even where PYTHONDONTWRITEBYTECODE is set.
+# --compile-bytecode: every kernel then imports compiled modules, even where
+# PYTHONDONTWRITEBYTECODE is set.
 UV_VERSION := 0.13.9
 UV_PIP := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
 $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
