@@ -547,7 +547,7 @@ def contact_impulse(model, q, qd, i, p, n=(0.0, 0.0, 1.0), e=0.0, mu=0.0):
     for val, name, hi in ((e, "restitution e", 1.0), (mu, "friction mu", np.inf)):
         if not (isinstance(val, numbers.Real) and 0.0 <= val <= hi):
             raise ValueError(f"{name} must be a number in [0, {hi}], got {val!r}")
-    v = point_velocity(model, q, qd, i, p, "world")
+    v = point_velocity(model, q, qd, i, p, frame="world")
     R, _ = body_pose(forward_kinematics(model, q)[i])
     Phi = R @ np.hstack([-skew(np.asarray(p, dtype=float)), np.eye(3)])
     K = Phi @ inter_body_inertia(model, q, i, i) @ Phi.T

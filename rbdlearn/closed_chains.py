@@ -177,7 +177,7 @@ def loop_residual(mech, q):
 
 
 def _world_jacobian(model, q, i):
-    return np.zeros((6, model.nv)) if i == 0 else jacobian(model, q, i, "world")
+    return np.zeros((6, model.nv)) if i == 0 else jacobian(model, q, i, frame="world")
 
 
 def loop_jacobian(mech, q):

@@ -178,7 +178,7 @@ def jacobian_method(model, q):
         m, c, Ic = inertia_params(model.I[i], allow_massless=True)
         R, _ = body_pose(X0[i])
         JG = point_jacobian(model, q, i, c, frame="world")
-        JA = jacobian(model, q, i, "world")[:3]
+        JA = jacobian(model, q, i, frame="world")[:3]
         H += (m * JG.T) @ JG + JA.T @ ((R @ Ic @ R.T) @ JA)
     return H
 

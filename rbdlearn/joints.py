@@ -37,7 +37,15 @@ __all__ = ["Revolute", "Prismatic", "Spherical", "SphericalZYX", "zyx_angles", "
 UNIT_TOL = 1e-6
 """How far from 1 the norm of a numeric quaternion may be before it is rejected."""
 
-_ZERO6 = np.zeros(6)
+def _frozen(a):
+    """``a``, made read-only: the arrays a joint keeps and hands out (its axis, S, c_J, the
+    pieces of XJ) are shared by every call, so a caller's ``S *= 2`` must raise, not change
+    the joint for everyone after it."""
+    a.flags.writeable = False
+    return a
+
+
+_ZERO6 = _frozen(np.zeros(6))
 
 
 def _unit_axis(axis, kind):
@@ -45,7 +53,7 @@ def _unit_axis(axis, kind):
     n = np.linalg.norm(a) if a.shape == (3,) else 0.0
     if not np.isfinite(n) or n < 1e-12:
         raise ValueError(f"{kind} joint axis must be a finite non-zero 3-vector, got {axis!r}")
-    return a / n
+    return _frozen(a / n)
 
 
 def _check_unit_quat(quat, what):
@@ -96,12 +104,12 @@ class Revolute(_Joint):
     def __post_init__(self):
         a = _unit_axis(self.axis, "revolute")
         object.__setattr__(self, "axis", a)
-        object.__setattr__(self, "_K", skew(a))
-        object.__setattr__(self, "_K2", skew(a) @ skew(a))
+        object.__setattr__(self, "_K", _frozen(skew(a)))
+        object.__setattr__(self, "_K2", _frozen(skew(a) @ skew(a)))
         # XJ(q) = B0 + sin q · B1 + cos q · B2, stacked as a 6x6x3 array (see XJ)
         B = [plux(np.eye(3) + self._K2), plux(-self._K), plux(-self._K2)]
-        object.__setattr__(self, "_B", np.stack(B, axis=-1))
-        object.__setattr__(self, "_S", np.concatenate([a, np.zeros(3)])[:, None])
+        object.__setattr__(self, "_B", _frozen(np.stack(B, axis=-1)))
+        object.__setattr__(self, "_S", _frozen(np.concatenate([a, np.zeros(3)])[:, None]))
 
     def XJ(self, q):
         # E = R(axis, q)ᵀ = 1 − sin q (a×) + (1 − cos q)(a×)²  (Rodrigues, transposed)
@@ -122,7 +130,7 @@ class Prismatic(_Joint):
     def __post_init__(self):
         a = _unit_axis(self.axis, "prismatic")
         object.__setattr__(self, "axis", a)
-        object.__setattr__(self, "_S", np.concatenate([np.zeros(3), a])[:, None])
+        object.__setattr__(self, "_S", _frozen(np.concatenate([np.zeros(3), a])[:, None]))
 
     def XJ(self, q):
         a = self.axis if isinstance(q[0], float) else _exact(self.axis)[0]
@@ -138,7 +146,7 @@ class Spherical(_Joint):
     predecessor frame; v is the angular velocity in successor coordinates."""
     nq = 4
     nv = 3
-    _S = np.vstack([np.eye(3), np.zeros((3, 3))])
+    _S = _frozen(np.vstack([np.eye(3), np.zeros((3, 3))]))
 
     def XJ(self, q):
         return plux(quat_to_rot(q).T)
@@ -234,7 +242,7 @@ class Free(_Joint):
     coordinates, [angular; linear]."""
     nq = 7
     nv = 6
-    _S = np.eye(6)
+    _S = _frozen(np.eye(6))
 
     def XJ(self, q):
         return plux(quat_to_rot(q[3:]).T, q[:3])
@@ -270,7 +278,7 @@ class Fixed(_Joint):
     """A rigid attachment: no configuration, no velocity."""
     nq = 0
     nv = 0
-    _S = np.zeros((6, 0))
+    _S = _frozen(np.zeros((6, 0)))
 
     def XJ(self, q):
         return np.eye(6)

@@ -3,6 +3,11 @@
 All spatial quantities are in the [angular; linear] order. "local" means
 expressed in the body's own frame; "world" means expressed in the base frame
 (for a 6-D quantity: Plücker coordinates at the base origin).
+
+Every function that can answer in either frame (``jacobian``, ``point_jacobian``,
+``point_velocity``, ``jdot_qdot``) takes ``frame`` as a required keyword, with no
+default: a product such as ``point_jacobian(..., frame=f) @ qdd + jdot_qdot(..., frame=f)``
+is a point acceleration only when both use the same frame, so every call says which.
 """
 
 import numpy as np
@@ -84,7 +89,7 @@ def _check_frame(frame):
         raise ValueError(f"frame must be one of {_FRAMES}, got {frame!r}")
 
 
-def jacobian(model, q, i, frame="local"):
+def jacobian(model, q, i, *, frame):
     """The 6 x nv Jacobian J with ``v_i = J qd`` (body i's spatial velocity).
 
     Column block of joint k (an ancestor of i) is ``ⁱX_k S_k`` in the local frame
@@ -108,7 +113,7 @@ def _point_in(model, p):
     return p
 
 
-def point_jacobian(model, q, i, p, frame="world"):
+def point_jacobian(model, q, i, p, *, frame):
     """The 3 x nv Jacobian of the velocity of point ``p`` (body-i coordinates).
 
     ``local``: the velocity in body-i coordinates, ``v_O + ω × p = v_O − p× ω``;
@@ -116,7 +121,7 @@ def point_jacobian(model, q, i, p, frame="world"):
     """
     p = _point_in(model, p)
     _check_frame(frame)
-    J = jacobian(model, q, i, "local")
+    J = jacobian(model, q, i, frame="local")
     Jp = J[3:] - skew(p) @ J[:3]
     if frame == "local":
         return Jp
@@ -124,7 +129,7 @@ def point_jacobian(model, q, i, p, frame="world"):
     return R @ Jp
 
 
-def point_velocity(model, q, qd, i, p, frame="world"):
+def point_velocity(model, q, qd, i, p, *, frame):
     """Velocity of the point ``p`` (body-i coordinates) of body i."""
     p = _point_in(model, p)
     _check_frame(frame)
@@ -136,7 +141,7 @@ def point_velocity(model, q, qd, i, p, frame="world"):
     return R @ vp
 
 
-def jdot_qdot(model, q, qd, i, p=None, frame="local"):
+def jdot_qdot(model, q, qd, i, p=None, *, frame):
     """``J̇ qd``: the acceleration of body i (or of point p on it) when qdd = 0.
 
     Body (p None): the spatial acceleration ``a_i`` at qdd = 0, in body or base

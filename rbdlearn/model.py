@@ -25,6 +25,7 @@ __all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state",
 
 GRAVITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -9.81])
 """Default gravity: a spatial acceleration of 9.81 m/s² along −z of the base frame."""
+GRAVITY.flags.writeable = False      # each Model gets its own copy; the default stays put
 
 _JOINT_TYPES = (Revolute, Prismatic, Spherical, SphericalZYX, Free, Fixed)
 
@@ -100,8 +101,10 @@ class Model:
             if len(getattr(self, attr)) != N + 1:
                 raise ValueError(f"model.{attr} has length {len(getattr(self, attr))}, "
                                  f"expected N + 1 = {N + 1} (entry 0 is the base)")
-        self.parent = [int(p) for p in self.parent]
-        self.parent[0] = -1
+        for i, p in enumerate(self.parent[1:], start=1):
+            if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)):
+                raise ValueError(f"body {i}: parent must be an integer body index, got {p!r}")
+        self.parent = [-1] + [int(p) for p in self.parent[1:]]
         for attr in ("names", "body_names"):
             seen = getattr(self, attr)
             dups = sorted({str(x) for x in seen if seen.count(x) > 1})
@@ -126,9 +129,15 @@ class Model:
             if X.shape != (6, 6):
                 raise ValueError(f"{name}: Xtree must be 6x6, got shape {X.shape}")
             if _numeric(X):
-                E = X[:3, :3].astype(float)
+                X = X.astype(float)
+                E, B = X[:3, :3], X[3:, :3]          # X = [E 0; −E r× E] (Plücker form)
                 if not np.allclose(E @ E.T, np.eye(3), atol=1e-9) or np.linalg.det(E) < 0:
                     raise ValueError(f"{name}: Xtree's rotation block is not a rotation")
+                rx = -E.T @ B                        # must be the skew matrix r×
+                if (np.abs(X[:3, 3:]).max() > 1e-9 or np.abs(X[3:, 3:] - E).max() > 1e-9
+                        or np.abs(rx + rx.T).max() > 1e-9 * max(1.0, np.abs(rx).max())):
+                    raise ValueError(f"{name}: Xtree is not a Plücker transform "
+                                     f"[E 0; −E r× E] (build it with spatial.plux(E, r))")
             self.Xtree[i] = X
             check_inertia(self.I[i], name)
             self.I[i] = np.asarray(self.I[i])
@@ -220,16 +229,32 @@ def check_state(model, **vectors):
     return out
 
 
+def _body_index(model, key, what):
+    """Body index of ``key``: an index 1..N or a name of ``model.body_names``."""
+    if isinstance(key, str):
+        if key in model.body_names[1:]:
+            return model.body_names.index(key)
+        hint = (f" ('{key}' is the joint of body {model.names.index(key)}, "
+                f"'{model.body_names[model.names.index(key)]}')"
+                if key in model.names[1:] else "")
+        raise ValueError(f"{what} names body '{key}', which is not a body of the model"
+                         f"{hint}; bodies: {model.body_names[1:]}")
+    if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)) \
+            or not 1 <= key <= model.N:
+        raise ValueError(f"{what} names body {key!r}, but bodies are 1..{model.N} "
+                         f"(or their names, model.body_names)")
+    return int(key)
+
+
 def check_forces(model, f_ext):
-    """``f_ext`` as a list of N+1 spatial forces (body coordinates; entry 0 ignored)."""
+    """``f_ext`` as a list of N+1 spatial forces (body coordinates; entry 0 ignored), from
+    such a list or from a dict {body: force}, a body given by index or by name."""
     if f_ext is None:
         return None
     if isinstance(f_ext, dict):
         f = [np.zeros(6)] * (model.N + 1)
-        for i, fi in f_ext.items():
-            if not 1 <= i <= model.N:
-                raise ValueError(f"f_ext names body {i}, but bodies are 1..{model.N}")
-            f[i] = fi
+        for key, fi in f_ext.items():
+            f[_body_index(model, key, "f_ext")] = fi
         f_ext = f
     if len(f_ext) != model.N + 1:
         raise ValueError(f"f_ext has {len(f_ext)} entries, expected N + 1 = {model.N + 1} "

@@ -22,8 +22,8 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False):
     """Joint forces τ that produce accelerations ``qdd`` at state ``(q, qd)``.
 
     ``f_ext``: optional external spatial forces, a list of N + 1 6-vectors (or a
-    dict {body: force}), each acting on body i and expressed in body i's
-    coordinates. Works on floats and on object arrays of sympy expressions.
+    dict {body: force}, a body by index or by name), each acting on body i and
+    expressed in body i's coordinates. Works on floats and on object arrays of sympy expressions.
     With ``return_forces=True`` also returns the list ``f`` of the whole spatial
     forces that the joints transmit (``f[i]``: from body λ(i) to body i, in body
     i's coordinates; ``τ_i = S_iᵀ f[i]`` is its part along the joint's freedoms).

@@ -77,9 +77,9 @@ def test_newton_euler_forward_dynamics_equals_kkt(case):
 def test_paper_jacobians_match_kinematics_and_finite_differences():
     arm, q, qd = _spatial_arm(seed=5, n=6)
     J, Jd = C.paper_jacobians(arm.model, q, qd, arm.body, arm.point)
-    assert np.allclose(J, point_jacobian(arm.model, q, arm.body, arm.point), atol=1e-12)
+    assert np.allclose(J, point_jacobian(arm.model, q, arm.body, arm.point, frame="world"), atol=1e-12)
     # J̇ q̇ is the hand's acceleration at q̈ = 0 (kinematics, independent code)
-    assert np.allclose(Jd @ qd, jdot_qdot(arm.model, q, qd, arm.body, arm.point, "world"),
+    assert np.allclose(Jd @ qd, jdot_qdot(arm.model, q, qd, arm.body, arm.point, frame="world"),
                        atol=1e-12)
     # central differences of r(q) and of J(q(t)) along q(t) = q + t q̇
     h = 1e-6

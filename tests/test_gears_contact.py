@@ -221,7 +221,7 @@ def test_inter_body_inertia_is_J_Hinv_JT(seed, floating):
                                                         "free", "fixed"))
     q = rbd.random_q(model, np.random.default_rng(seed))
     Hinv = np.linalg.inv(mass_matrix(model, q))
-    J = [None] + [rbd.jacobian(model, q, i) for i in range(1, model.N + 1)]
+    J = [None] + [rbd.jacobian(model, q, i, frame="local") for i in range(1, model.N + 1)]
     T_Theta = rbd.theta_recursion(model, q)
     seen, worst = set(), 0.0
     for i in range(1, model.N + 1):
@@ -275,7 +275,7 @@ def impact():
 def test_contact_impulse(impact, body, mu, mode, e):
     model, q, qd, H = impact
     p = np.array([0.1, -0.2, 0.3])
-    Jp = rbd.point_jacobian(model, q, body, p)
+    Jp = rbd.point_jacobian(model, q, body, p, frame="world")
     v = Jp @ qd
     w = np.cross(v, [0.3, -0.5, 1.0])
     n = -v / np.linalg.norm(v) + 0.6 * w / np.linalg.norm(w)     # approaching, with slip
@@ -304,7 +304,7 @@ def test_contact_impulse(impact, body, mu, mode, e):
 def test_contact_impulse_separating_and_bad_input(impact):
     model, q, qd, _ = impact
     p = np.zeros(3)
-    v = rbd.point_velocity(model, q, qd, 5, p)
+    v = rbd.point_velocity(model, q, qd, 5, p, frame="world")
     r = rbd.contact_impulse(model, q, qd, 5, p, v)           # moving away along n
     assert r.mode == "none" and not r.P.any() and not r.dqd.any()
     with pytest.raises(ValueError, match="contact normal must be a finite non-zero 3-vector"):

@@ -26,6 +26,29 @@ def one_body_model(joint, name="j"):
                      names=["base", name], body_names=["world", "link"])
 
 
+@pytest.mark.parametrize("joint", JOINTS + [rbd.SphericalZYX()], ids=IDS + ["SphericalZYX"])
+def test_returned_arrays_cannot_change_the_joint(joint):
+    """What a joint hands out is a value: writing into it raises (read-only) or leaves the
+    joint as it was, never changes the next call's answer."""
+    rng = np.random.default_rng(3)
+    q, qd = joint.random_q(rng), rng.normal(size=joint.nv)
+    before = [joint.S(q).copy(), joint.cJ(q, qd).copy(), joint.XJ(q).copy()]
+    for out in (joint.S(q), joint.cJ(q, qd), joint.XJ(q),
+                *(getattr(joint, "axis", None),)):
+        if out is None or out.size == 0:
+            continue
+        try:
+            out *= 2.0
+        except ValueError as err:
+            assert "read-only" in str(err)
+    after = [joint.S(q), joint.cJ(q, qd), joint.XJ(q)]
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+    g = rbd.model.GRAVITY
+    with pytest.raises(ValueError, match="read-only"):
+        g[5] = 0.0
+
+
 @pytest.mark.parametrize("joint", JOINTS, ids=IDS)
 def test_neutral_is_identity_and_S_has_nv_columns(joint):
     q0 = joint.neutral()

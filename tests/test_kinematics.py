@@ -80,21 +80,21 @@ def test_jacobians_and_jdot_qdot(tree, seed, assert_rel):
         fid = pm.getFrameId(model.body_names[i])
         pid = pm.getFrameId(f"pt{i}")
         for frame, ref in (("local", pin.LOCAL), ("world", pin.WORLD)):
-            add(f"J {frame}", to_linear_angular(rbd.jacobian(model, q, i, frame)),
+            add(f"J {frame}", to_linear_angular(rbd.jacobian(model, q, i, frame=frame)),
                 pin.getFrameJacobian(pm, pd, fid, ref) @ P)
             add(f"Jdot qd {frame}", to_linear_angular(rbd.jdot_qdot(model, q, qd, i, frame=frame)),
                 pin.getFrameJacobianTimeVariation(pm, pd, fid, ref) @ vp)
         for frame, ref in (("local", pin.LOCAL), ("world", pin.LOCAL_WORLD_ALIGNED)):
-            add(f"point J {frame}", rbd.point_jacobian(model, q, i, pts[i], frame),
+            add(f"point J {frame}", rbd.point_jacobian(model, q, i, pts[i], frame=frame),
                 (pin.getFrameJacobian(pm, pd, pid, ref) @ P)[:3])
-            add(f"point Jdot qd {frame}", rbd.jdot_qdot(model, q, qd, i, pts[i], frame),
+            add(f"point Jdot qd {frame}", rbd.jdot_qdot(model, q, qd, i, pts[i], frame=frame),
                 (pin.getFrameJacobianTimeVariation(pm, pd, pid, ref) @ vp)[:3])
         # the world point case is the classical acceleration of the point at qdd = 0
-        add("point classical acc", rbd.jdot_qdot(model, q, qd, i, pts[i], "world"),
+        add("point classical acc", rbd.jdot_qdot(model, q, qd, i, pts[i], frame="world"),
             pin.getFrameClassicalAcceleration(pm, pd, pid, pin.LOCAL_WORLD_ALIGNED).linear)
-        add("point velocity", rbd.point_velocity(model, q, qd, i, pts[i], "world"),
+        add("point velocity", rbd.point_velocity(model, q, qd, i, pts[i], frame="world"),
             pin.getFrameVelocity(pm, pd, pid, pin.LOCAL_WORLD_ALIGNED).linear)
-        add("point velocity local", rbd.point_velocity(model, q, qd, i, pts[i], "local"),
+        add("point velocity local", rbd.point_velocity(model, q, qd, i, pts[i], frame="local"),
             pin.getFrameVelocity(pm, pd, pid, pin.LOCAL).linear)
     for key in ours:
         assert_rel(np.array(ours[key]), np.array(theirs[key]), TOL, key)
@@ -107,8 +107,8 @@ def test_jacobian_structure(tree):
     V = rbd.body_velocities(model, q, qd)
     X0 = rbd.forward_kinematics(model, q)
     for i in range(1, model.N + 1, 3):
-        J = rbd.jacobian(model, q, i, "local")
-        Jw = rbd.jacobian(model, q, i, "world")
+        J = rbd.jacobian(model, q, i, frame="local")
+        Jw = rbd.jacobian(model, q, i, frame="world")
         np.testing.assert_allclose(J @ qd, V[i], atol=1e-12 * max(1, np.abs(V[i]).max()))
         np.testing.assert_allclose(Jw, inv_X(X0[i]) @ J, atol=1e-11)
         anc = set(model.ancestors(i))
@@ -140,20 +140,20 @@ def test_finite_differences(tree_seed, floating):
         vx = -dX @ inv_X(X0[i])
         v_fd = np.concatenate([unskew(vx[:3, :3]), unskew(vx[3:, :3])])
         np.testing.assert_allclose(vx, crm(v_fd), atol=1e-8)
-        np.testing.assert_allclose(rbd.jacobian(model, q, i, "local") @ qd, v_fd, atol=1e-7)
+        np.testing.assert_allclose(rbd.jacobian(model, q, i, frame="local") @ qd, v_fd, atol=1e-7)
         # point velocity: derivative of its position in the base frame
         pos = fd(lambda x: rbd.body_pose(rbd.forward_kinematics(model, x)[i])[0] @ p
                  + rbd.body_pose(rbd.forward_kinematics(model, x)[i])[1])
-        np.testing.assert_allclose(rbd.point_jacobian(model, q, i, p, "world") @ qd, pos,
+        np.testing.assert_allclose(rbd.point_jacobian(model, q, i, p, frame="world") @ qd, pos,
                                    atol=1e-7)
         # J̇ qd = d/dt (J(q(t)) qd) for every frame and for body and point Jacobians
         for frame in ("local", "world"):
             np.testing.assert_allclose(
                 rbd.jdot_qdot(model, q, qd, i, frame=frame),
-                fd(lambda x: rbd.jacobian(model, x, i, frame) @ qd), atol=1e-6)
+                fd(lambda x: rbd.jacobian(model, x, i, frame=frame) @ qd), atol=1e-6)
             np.testing.assert_allclose(
-                rbd.jdot_qdot(model, q, qd, i, p, frame),
-                fd(lambda x: rbd.point_jacobian(model, x, i, p, frame) @ qd), atol=1e-6)
+                rbd.jdot_qdot(model, q, qd, i, p, frame=frame),
+                fd(lambda x: rbd.point_jacobian(model, x, i, p, frame=frame) @ qd), atol=1e-6)
 
 
 @pytest.fixture(scope="module")
@@ -164,21 +164,52 @@ def small():
 @pytest.mark.parametrize("i", [0, 7, -1, 1.0, "1", None])
 def test_bad_body_index(small, i):
     q, qd = rbd.neutral_q(small), np.zeros(small.nv)
-    for call in (lambda: rbd.jacobian(small, q, i),
-                 lambda: rbd.point_jacobian(small, q, i, np.zeros(3)),
-                 lambda: rbd.jdot_qdot(small, q, qd, i)):
+    for call in (lambda: rbd.jacobian(small, q, i, frame="local"),
+                 lambda: rbd.point_jacobian(small, q, i, np.zeros(3), frame="world"),
+                 lambda: rbd.jdot_qdot(small, q, qd, i, frame="local")):
         with pytest.raises(ValueError, match=r"body index must be an integer in 1..6"):
             call()
+
+
+def test_frame_must_be_named(small):
+    """No default frame: a call that does not say which frame is refused, by name."""
+    q, qd = rbd.neutral_q(small), np.zeros(small.nv)
+    for call in (lambda: rbd.jacobian(small, q, 2),
+                 lambda: rbd.point_jacobian(small, q, 2, np.zeros(3)),
+                 lambda: rbd.point_velocity(small, q, qd, 2, np.zeros(3)),
+                 lambda: rbd.jdot_qdot(small, q, qd, 2),
+                 lambda: rbd.jdot_qdot(small, q, qd, 2, np.zeros(3))):
+        with pytest.raises(TypeError, match="frame"):
+            call()
+
+
+def test_point_acceleration_as_a_user_writes_it():
+    """J_p q̈ + J̇_p q̇ with both calls in the world frame is the classical acceleration of
+    the point: the second difference of its position along q(t) = q + q̇ t + q̈ t²/2."""
+    model = rbd.random_tree(7, seed=4, joint_types=("revolute", "prismatic"))
+    rng = np.random.default_rng(5)
+    q, qd, qdd = rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    i, p = 6, np.array([0.3, -0.2, 0.5])
+
+    def position(t):
+        R, o = rbd.body_pose(rbd.forward_kinematics(model, q + qd * t + qdd * t**2 / 2)[i])
+        return o + R @ p
+
+    h = 1e-4
+    fd = (position(h) - 2 * position(0.0) + position(-h)) / h**2
+    acc = (rbd.point_jacobian(model, q, i, p, frame="world") @ qdd
+           + rbd.jdot_qdot(model, q, qd, i, p, frame="world"))
+    np.testing.assert_allclose(acc, fd, atol=1e-5 * (1 + np.abs(fd).max()))
 
 
 @pytest.mark.parametrize("frame", ["global", "LOCAL", None, "body"])
 def test_bad_frame(small, frame):
     q, qd = rbd.neutral_q(small), np.zeros(small.nv)
-    for call in (lambda: rbd.jacobian(small, q, 2, frame),
-                 lambda: rbd.point_jacobian(small, q, 2, np.zeros(3), frame),
-                 lambda: rbd.point_velocity(small, q, qd, 2, np.zeros(3), frame),
+    for call in (lambda: rbd.jacobian(small, q, 2, frame=frame),
+                 lambda: rbd.point_jacobian(small, q, 2, np.zeros(3), frame=frame),
+                 lambda: rbd.point_velocity(small, q, qd, 2, np.zeros(3), frame=frame),
                  lambda: rbd.jdot_qdot(small, q, qd, 2, frame=frame),
-                 lambda: rbd.jdot_qdot(small, q, qd, 2, np.zeros(3), frame)):
+                 lambda: rbd.jdot_qdot(small, q, qd, 2, np.zeros(3), frame=frame)):
         with pytest.raises(ValueError, match="frame must be one of"):
             call()
 
@@ -187,9 +218,9 @@ def test_bad_frame(small, frame):
                                np.array([0.0, np.nan, 0.0]), np.array([np.inf, 0, 0])])
 def test_bad_point(small, p):
     q, qd = rbd.neutral_q(small), np.zeros(small.nv)
-    for call in (lambda: rbd.point_jacobian(small, q, 2, p),
-                 lambda: rbd.point_velocity(small, q, qd, 2, p),
-                 lambda: rbd.jdot_qdot(small, q, qd, 2, p)):
+    for call in (lambda: rbd.point_jacobian(small, q, 2, p, frame="world"),
+                 lambda: rbd.point_velocity(small, q, qd, 2, p, frame="world"),
+                 lambda: rbd.jdot_qdot(small, q, qd, 2, p, frame="world")):
         with pytest.raises(ValueError, match="point must be a finite 3-vector"):
             call()
 
@@ -197,6 +228,6 @@ def test_bad_point(small, p):
 def test_bad_state_in_kinematics(small):
     q = rbd.neutral_q(small)
     with pytest.raises(ValueError, match="q has shape"):
-        rbd.jacobian(small, q[:-1], 2)
+        rbd.jacobian(small, q[:-1], 2, frame="local")
     with pytest.raises(ValueError, match="qd has shape"):
         rbd.body_velocities(small, q, np.zeros(small.nv + 1))

@@ -145,6 +145,23 @@ def test_xtree_with_non_rotation_block(E):
         build(**replaced("Xtree", 2, X))
 
 
+@pytest.mark.parametrize("where", ["upper right", "lower right", "lower left"])
+def test_xtree_that_is_not_a_plucker_transform(where):
+    """A rotation in the corner is not enough: the rest must be [E 0; −E r× E]."""
+    X = plux(rotx(0.3), [0.1, 0.2, 0.3])
+    block = {"upper right": (slice(0, 3), slice(3, 6)), "lower right": (slice(3, 6), slice(3, 6)),
+             "lower left": (slice(3, 6), slice(0, 3))}[where]
+    X[block] += np.diag([0.5, 0.0, 0.0])      # lower left: E·(not skew) instead of −E r×
+    with pytest.raises(ValueError, match=r"body 2 \(joint 'elbow'\): Xtree is not a Plücker"):
+        build(**replaced("Xtree", 2, X))
+
+
+@pytest.mark.parametrize("parent", [[-1, 0, 1.9, 1, 3], [-1, 0, "1", 1, 3], [-1, 0, True, 1, 3]])
+def test_parent_must_be_an_integer(parent):
+    with pytest.raises(ValueError, match=r"body 2: parent must be an integer body index"):
+        build(parent=parent)
+
+
 def test_xtree_wrong_shape():
     with pytest.raises(ValueError, match=r"joint 'wrist'.*Xtree must be 6x6"):
         build(**replaced("Xtree", 3, np.eye(3)))
@@ -277,12 +294,22 @@ def test_f_ext_checks(model):
         rbd.rnea(model, q, qd, qdd, f_ext={0: np.ones(6)})
     with pytest.raises(ValueError, match=r"f_ext\[3\] has shape \(6, 1\)"):
         rbd.rnea(model, q, qd, qdd, f_ext={3: np.ones((6, 1))})
+    with pytest.raises(ValueError, match=r"f_ext names body 'elbow'.*joint of body 2, "
+                                         r"'arm'.*bodies: \['torso', 'arm'"):
+        rbd.rnea(model, q, qd, qdd, f_ext={"elbow": np.ones(6)})
+    with pytest.raises(ValueError, match=r"f_ext names body 'world', which is not a body"):
+        rbd.rnea(model, q, qd, qdd, f_ext={"world": np.ones(6)})
+    with pytest.raises(ValueError, match=r"f_ext names body 2.0"):
+        rbd.rnea(model, q, qd, qdd, f_ext={2.0: np.ones(6)})
 
 
 def test_check_forces_dict_and_list_agree(model):
     f = check_forces(model, {3: np.arange(6.0)})
     assert len(f) == 5
     np.testing.assert_array_equal(f[3], np.arange(6.0))
+    by_name = check_forces(model, {model.body_names[3]: np.arange(6.0)})
+    for a, b in zip(f, by_name):
+        np.testing.assert_array_equal(a, b)
     assert all(not fi.any() for k, fi in enumerate(f) if k != 3)
     f2 = check_forces(model, [None, None, None, np.arange(6.0), None])
     for a, b in zip(f, f2):

@@ -133,7 +133,7 @@ def test_external_force_is_jacobian_transpose(tree_seed, floating):
     forces = {}
     for i in range(1, model.N + 1, 4):
         f = rng.normal(size=6)
-        J = rbd.jacobian(model, q, i, "local")
+        J = rbd.jacobian(model, q, i, frame="local")
         np.testing.assert_allclose(rbd.rnea(model, q, qd, qdd, {i: f}), tau - J.T @ f,
                                    atol=1e-9 * max(1.0, np.abs(tau).max()))
         forces[i] = f
