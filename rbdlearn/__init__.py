@@ -32,7 +32,7 @@ from .kinematics import (body_accelerations, body_pose, body_velocities,
                          forward_kinematics, jacobian, jdot_qdot, point_jacobian,
                          point_velocity)
 from .model import (Model, floating_base, integrate_q, neutral_q, planar_chain,
-                    pointers, random_q, random_tree)
+                    pointers, random_q, random_tree, without_gravity)
 from .rnea import rnea
 from .aba import (Gear, aba, aba_geared, aba_local_frame, contact_impulse, gear_matrix,
                   geared_q, inter_body_inertia, joint_limit_impulse, theta_recursion)

@@ -147,7 +147,7 @@ def PlanarArmOnFloor(n_links, mass=1.0, length=0.5, inertia=None, damping=3.0,
     # planar_chain puts link 1 along +y at q = 0; turning the first joint frame by
     # +90° about x makes q = 0 point the link up, as in the paper.
     up = Revolute([1.0, 0.0, 0.0]).XJ(np.array([np.pi / 2]))
-    model.Xtree[1] = up @ model.Xtree[1]
+    model = model.replace(Xtree=[None, up @ model.Xtree[1], *model.Xtree[2:]])
     L = np.broadcast_to(np.asarray(length, dtype=float), (n_links,))
     return ConstrainedArm(model, body=n_links, point=np.array([0.0, L[-1], 0.0]),
                           surface=floor(0.0), damping=damping, friction=friction,

@@ -10,7 +10,7 @@ Body ``i`` carries the joint that connects it to ``parent[i]``:
 * ``I[i]``     — body i's spatial inertia in its own frame.
 """
 
-import copy
+import dataclasses
 import numbers
 from dataclasses import dataclass, field
 
@@ -76,11 +76,35 @@ def check_inertia(I, where, tol=1e-9):
                          f"inequality I1 + I2 >= I3")
 
 
-@dataclass(eq=False)
+class _FrozenList(list):
+    """A list that cannot be changed in place (a Model's per-body lists): it compares,
+    slices and concatenates like a list, and every mutation raises."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("a Model does not change after it is built; make a new one with "
+                        "model.replace(field=new_value), e.g. "
+                        "model.replace(Xtree=[...]) or model.replace(gravity=np.zeros(6))")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+
+def _frozen_array(a):
+    """A read-only copy of ``a`` (float, or object for sympy entries)."""
+    a = np.array(a, dtype=object if np.asarray(a).dtype == object else float)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(eq=False, frozen=True)
 class Model:
     """A kinematic tree; see the module docstring. Derived attributes: ``N``,
     ``nq``, ``nv``, ``q_index``, ``v_index`` (where body i's joint starts in q
-    and v) and the matching slices ``q_slices``, ``v_slices``."""
+    and v) and the matching slices ``q_slices``, ``v_slices``.
+
+    A model is a value: it is checked once, when built, and never changes after. Its
+    lists and arrays are its own read-only copies (editing the lists it was built from
+    does not reach it); a changed model is a new one, ``model.replace(...)``."""
     parent: list
     joints: list
     Xtree: list
@@ -90,13 +114,16 @@ class Model:
     body_names: list = None     # link names; body_names[0] = the base link
 
     def __post_init__(self):
+        def put(attr, value):                 # the one place a field is set (frozen)
+            object.__setattr__(self, attr, value)
+
         N = len(self.parent) - 1
         if N < 0:
             raise ValueError("model needs a parent array with at least the base entry")
         if self.names is None:
-            self.names = ["base"] + [f"joint{i}" for i in range(1, N + 1)]
+            put("names", ["base"] + [f"joint{i}" for i in range(1, N + 1)])
         if self.body_names is None:
-            self.body_names = ["base"] + [f"body{i}" for i in range(1, N + 1)]
+            put("body_names", ["base"] + [f"body{i}" for i in range(1, N + 1)])
         for attr in ("joints", "Xtree", "I", "names", "body_names"):
             if len(getattr(self, attr)) != N + 1:
                 raise ValueError(f"model.{attr} has length {len(getattr(self, attr))}, "
@@ -104,24 +131,24 @@ class Model:
         for i, p in enumerate(self.parent[1:], start=1):
             if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)):
                 raise ValueError(f"body {i}: parent must be an integer body index, got {p!r}")
-        self.parent = [-1] + [int(p) for p in self.parent[1:]]
+        parent = [-1] + [int(p) for p in self.parent[1:]]
         for attr in ("names", "body_names"):
-            seen = getattr(self, attr)
+            seen = list(getattr(self, attr))
             dups = sorted({str(x) for x in seen if seen.count(x) > 1})
             if dups:
                 raise ValueError(f"model.{attr}: duplicate names {dups}")
-        self.N = N
-        self.gravity = np.asarray(self.gravity)
-        if self.gravity.shape != (6,):
+        gravity = np.asarray(self.gravity)
+        if gravity.shape != (6,):
             raise ValueError(f"model.gravity must be a spatial 6-vector, got shape "
-                             f"{self.gravity.shape}")
-        self.q_index, self.v_index = [0] * (N + 1), [0] * (N + 1)
-        self.q_slices, self.v_slices = [None] * (N + 1), [None] * (N + 1)
+                             f"{gravity.shape}")
+        q_index, v_index = [0] * (N + 1), [0] * (N + 1)
+        q_slices, v_slices = [None] * (N + 1), [None] * (N + 1)
+        Xtree, I = [None] * (N + 1), [None] * (N + 1)
         nq = nv = 0
         for i in range(1, N + 1):
             name = f"body {i} (joint '{self.names[i]}')"
-            if not 0 <= self.parent[i] < i:
-                raise ValueError(f"{name}: parent {self.parent[i]} is not in 0..{i - 1}; "
+            if not 0 <= parent[i] < i:
+                raise ValueError(f"{name}: parent {parent[i]} is not in 0..{i - 1}; "
                                  f"bodies must be numbered so that parent[i] < i")
             if not isinstance(self.joints[i], _JOINT_TYPES):
                 raise ValueError(f"{name}: unknown joint type {type(self.joints[i]).__name__}")
@@ -138,18 +165,41 @@ class Model:
                         or np.abs(rx + rx.T).max() > 1e-9 * max(1.0, np.abs(rx).max())):
                     raise ValueError(f"{name}: Xtree is not a Plücker transform "
                                      f"[E 0; −E r× E] (build it with spatial.plux(E, r))")
-            self.Xtree[i] = X
+            Xtree[i] = _frozen_array(X)
             check_inertia(self.I[i], name)
-            self.I[i] = np.asarray(self.I[i])
+            I[i] = _frozen_array(self.I[i])
             j = self.joints[i]
-            self.q_index[i], self.v_index[i] = nq, nv
-            self.q_slices[i] = slice(nq, nq + j.nq)
-            self.v_slices[i] = slice(nv, nv + j.nv)
+            q_index[i], v_index[i] = nq, nv
+            q_slices[i] = slice(nq, nq + j.nq)
+            v_slices[i] = slice(nv, nv + j.nv)
             nq, nv = nq + j.nq, nv + j.nv
-        self.nq, self.nv = nq, nv
+        for attr, value in (("parent", parent), ("joints", list(self.joints)),
+                            ("Xtree", Xtree), ("I", I), ("names", list(self.names)),
+                            ("body_names", list(self.body_names)),
+                            ("q_index", q_index), ("v_index", v_index),
+                            ("q_slices", q_slices), ("v_slices", v_slices)):
+            put(attr, _FrozenList(value))
+        put("gravity", _frozen_array(gravity))
+        put("N", N)
+        put("nq", nq)
+        put("nv", nv)
         # bodies whose joint configuration is constrained (a unit quaternion: nq > nv)
-        self.manifold_bodies = [i for i in range(1, N + 1)
-                                if self.joints[i].nq != self.joints[i].nv]
+        put("manifold_bodies", _FrozenList(i for i in range(1, N + 1)
+                                           if self.joints[i].nq != self.joints[i].nv))
+
+    def replace(self, **changes):
+        """A new model: this one with the fields in ``changes`` (``parent``, ``joints``,
+        ``Xtree``, ``I``, ``names``, ``gravity``, ``body_names``) replaced, checked as
+        any new model is."""
+        return dataclasses.replace(self, **changes)
+
+    def __repr__(self):
+        kinds = {}
+        for j in self.joints[1:]:
+            kinds[type(j).__name__] = kinds.get(type(j).__name__, 0) + 1
+        joints = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
+        return (f"Model(N={self.N} bodies, nq={self.nq}, nv={self.nv}; joints: {joints}; "
+                f"gravity {np.array2string(np.asarray(self.gravity, float)[3:], precision=3)})")
 
     def subtree(self, i):
         """Bodies in the subtree rooted at body i (i included), in increasing order."""
@@ -271,11 +321,9 @@ def check_forces(model, f_ext):
 
 
 def without_gravity(model):
-    """A shallow copy of ``model`` (the same bodies and joints) with gravity off, e.g. to
+    """``model`` with gravity off (a new model: the same bodies and joints), e.g. to
     read H q̈ or H⁻¹ τ off RNEA or ABA at rest."""
-    still = copy.copy(model)
-    still.gravity = np.zeros(6)
-    return still
+    return model.replace(gravity=np.zeros(6))
 
 
 def neutral_q(model):

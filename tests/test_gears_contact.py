@@ -23,12 +23,8 @@ GEAR_JOINTS = ("revolute", "prismatic", "revolute", "spherical", "free", "fixed"
 
 def mass_matrix(model, q):
     """H by the unit-vector method: column k is rnea(q, 0, e_k) with gravity off."""
-    g, model.gravity = model.gravity, np.zeros(6)
-    try:
-        zero = np.zeros(model.nv)
-        return np.column_stack([rbd.rnea(model, q, zero, e) for e in np.eye(model.nv)])
-    finally:
-        model.gravity = g
+    still, zero = rbd.without_gravity(model), np.zeros(model.nv)
+    return np.column_stack([rbd.rnea(still, q, zero, e) for e in np.eye(model.nv)])
 
 
 def make_model(n, seed, floating, joint_types=GEAR_JOINTS):
@@ -158,10 +154,9 @@ def two_link(joint_types=("revolute", "revolute")):
               "prismatic": lambda: rbd.Prismatic([1.0, 0, 0]),
               "spherical": rbd.Spherical}
     model = rbd.random_tree(4, seed=7, joint_types=("revolute",))
-    model.parent[1:] = [0, 1, 1, 0]
-    model.joints[1:3] = [makers[t]() for t in joint_types]
-    return rbd.Model(model.parent, model.joints, model.Xtree, model.I, names=[
-        "base", "a", "b", "c", "d"])
+    joints = [None, *(makers[t]() for t in joint_types), *model.joints[3:]]
+    return model.replace(parent=[-1, 0, 1, 1, 0], joints=joints,
+                         names=["base", "a", "b", "c", "d"])
 
 
 @pytest.mark.parametrize("gears, message", [

@@ -1,6 +1,8 @@
 """The kinematic-tree model (rbdlearn.model): validation (BOOK_GUIDE §5), state checks,
 pointer view, tree queries and the model builders."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import sympy
@@ -502,3 +504,46 @@ def test_neutral_random_and_integrate_q():
     assert q1[12] == pytest.approx(q[12] + v[10])         # prismatic
     with pytest.raises(ValueError, match="v has shape"):
         rbd.integrate_q(m, q, v[:-1])
+
+
+# --- a model is a value ----------------------------------------------------------------------
+
+def test_a_model_does_not_change_after_it_is_built():
+    kw = parts()
+    m = rbd.Model(**kw)
+    H = rbd.crba(m, rbd.neutral_q(m))
+    # editing what it was built from does not reach it
+    kw["parent"][2] = 0
+    kw["Xtree"][1][0, 0] = 5.0
+    kw["I"][1][5, 5] = 100.0
+    assert m.parent == [-1, 0, 1, 1, 3]
+    np.testing.assert_array_equal(rbd.crba(m, rbd.neutral_q(m)), H)
+    # and it cannot be edited in place: each attempt names what to do instead
+    for edit in (lambda: m.parent.__setitem__(2, 0), lambda: m.joints.append(None),
+                 lambda: m.names.__setitem__(1, "x")):
+        with pytest.raises(TypeError, match=r"model.replace"):
+            edit()
+    for edit in (lambda: m.Xtree[1].__setitem__((0, 0), 2.0),
+                 lambda: m.I[2].__imul__(2.0), lambda: m.gravity.__setitem__(5, 0.0)):
+        with pytest.raises(ValueError, match="read-only"):
+            edit()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.gravity = np.zeros(6)
+    np.testing.assert_array_equal(rbd.crba(m, rbd.neutral_q(m)), H)
+
+
+def test_replace_and_without_gravity_make_new_checked_models():
+    m = build()
+    still = rbd.without_gravity(m)
+    assert not np.any(still.gravity) and m.gravity[5] == -9.81
+    assert still.parent == m.parent and still.joints[1] is m.joints[1]
+    moved = m.replace(names=["base", "a", "b", "c", "d"])
+    assert moved.names[1] == "a" and m.names[1] == "float"
+    with pytest.raises(ValueError, match=r"parent 4"):
+        m.replace(parent=[-1, 0, 1, 4, 3])
+
+
+def test_repr_is_a_short_summary():
+    text = repr(build())
+    assert text.startswith("Model(N=4 bodies, nq=") and "joints:" in text
+    assert "\n" not in text and len(text) < 200
