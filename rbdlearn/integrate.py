@@ -134,7 +134,9 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
         qdd = np.asarray(forward(model, q, qd, tau_of(t, q, qd), **kwargs), dtype=float)
         if qdd.shape != (nv,) or not np.all(np.isfinite(qdd)):
             raise ValueError(f"forward dynamics at t = {t:.6g} returned {qdd!r}, "
-                             f"expected {nv} finite accelerations")
+                             f"expected {nv} finite accelerations (at |q̇| = "
+                             f"{np.linalg.norm(qd):.3g}; if the motion diverged, try a "
+                             f"smaller dt)")
         return np.concatenate([qd, qdd])
 
     def semi_implicit_euler(t, x, h):
@@ -150,7 +152,14 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     x = (q, qd)
     Q[0], QD[0] = x
     for k in range(len(t) - 1):
-        x = step(t[k], x, t[k + 1] - t[k])
+        try:
+            with np.errstate(over="raise"):       # an overflow is a diverged motion
+                x = step(t[k], x, t[k + 1] - t[k])
+        except FloatingPointError:
+            raise ValueError(
+                f"simulate diverged between t = {t[k]:.6g} and {t[k + 1]:.6g}: the state "
+                f"overflowed (|q̇| = {np.linalg.norm(x[1]):.3g} before the step); try a "
+                f"smaller dt, or check the torques and forces for energy fed in") from None
         Q[k + 1], QD[k + 1] = x
     return Trajectory(t, Q, QD)
 

@@ -237,3 +237,15 @@ def test_bad_input(floating_tree):
     with pytest.raises(ValueError, match="uniform gravity"):
         odd = rbd.planar_chain(1, gravity=np.array([1.0, 0, 0, 0, 0, -9.81]))
         rbd.energy(odd, [0.0], [0.0])
+
+
+def test_a_diverging_simulation_says_so():
+    """Ball joints with a far too long step: the state blows up. The error names the
+    divergence and the time, never a bare 'math domain error' from deep inside."""
+    model = rbd.random_tree(4, seed=1, joint_types=("spherical",))
+    q0 = rbd.random_q(model, np.random.default_rng(0))
+    for method in ("semi_implicit_euler", "rk4"):
+        with np.errstate(invalid="ignore"), pytest.raises(
+                ValueError, match=r"simulate diverged between t = [\d.]+ and [\d.]+: the "
+                                  r"state overflowed.*smaller dt"):
+            rbd.simulate(model, q0, np.zeros(model.nv), 200.0, 0.5, method=method)
