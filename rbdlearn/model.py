@@ -10,6 +10,7 @@ Body ``i`` carries the joint that connects it to ``parent[i]``:
 * ``I[i]``     — body i's spatial inertia in its own frame.
 """
 
+import copy
 import dataclasses
 import numbers
 from dataclasses import dataclass, field
@@ -322,8 +323,12 @@ def check_forces(model, f_ext):
 
 def without_gravity(model):
     """``model`` with gravity off (a new model: the same bodies and joints), e.g. to
-    read H q̈ or H⁻¹ τ off RNEA or ABA at rest."""
-    return model.replace(gravity=np.zeros(6))
+    read H q̈ or H⁻¹ τ off RNEA or ABA at rest. Cheap, for use inside algorithms: it
+    shares the original's read-only lists and arrays and skips ``replace``'s checks,
+    which a zero gravity cannot fail."""
+    still = copy.copy(model)
+    object.__setattr__(still, "gravity", _frozen_array(np.zeros(6)))
+    return still
 
 
 def neutral_q(model):
