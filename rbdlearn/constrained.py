@@ -269,6 +269,17 @@ def _check_A(arm, q, A, m_c, j_c):
                               f"{why}; the normal force is undefined")
 
 
+def _normal_response(arm, q, c, M, j_c, j_t):
+    """``d`` (eq. 16) and ``A`` (eq. 20) of A f_n = a − dᵀτ, after :func:`_check_A`."""
+    dC_dq = c.grad @ c.J                                              # ∂C/∂qᵀ = ∇Cᵀ J_p
+    Minv_dC = np.linalg.solve(M, dC_dq)
+    m_c = dC_dq @ Minv_dC                                                     # (14)
+    d = np.linalg.norm(c.grad) * Minv_dC          # dᵀ = |∇C| ∂C/∂qᵀ M⁻¹ (16), M = Mᵀ
+    A = m_c - arm.friction * (d @ j_t)                                        # (20)
+    _check_A(arm, q, A, m_c, j_c)
+    return d, A
+
+
 def forward_dynamics(arm, q, qd, tau):
     """q̈ and f_n by repeated Newton–Euler calls (eqs. 30–35). Raises
     :class:`SingularContact` when A = 0 (eq. 21)."""
@@ -283,14 +294,8 @@ def forward_dynamics(arm, q, qd, tau):
     M = np.column_stack([INV(zero, e, False, 0.0, K) for e in np.eye(n)])   # M e_i
     j_c = INV(zero, zero, False, -1.0, 0.0)                                   # (32)
     j_t = j_c - INV(zero, zero, False, -1.0, 1.0)                             # (33)–(34)
-    norm = np.linalg.norm(c.grad)
-    dC_dq = c.grad @ c.J                                              # ∂C/∂qᵀ = ∇Cᵀ J_p
-    Minv_dC = np.linalg.solve(M, dC_dq)
-    m_c = dC_dq @ Minv_dC                                                     # (14)
-    d = norm * Minv_dC                                # dᵀ = |∇C| ∂C/∂qᵀ M⁻¹ (16), M = Mᵀ
-    a = d @ b - norm * c.gamma                                                # (18)
-    A = m_c - K * (d @ j_t)                                                   # (20)
-    _check_A(arm, q, A, m_c, j_c)
+    d, A = _normal_response(arm, q, c, M, j_c, j_t)
+    a = d @ b - np.linalg.norm(c.grad) * c.gamma                              # (18)
     f_n = (a - d @ tau) / A                                                   # (21)
     b_n = INV(qd, zero, True, f_n, K)                          # b_n = b − (j_c − K j_t) f_n
     qdd = np.linalg.solve(M, tau - b_n)                                       # (35)
@@ -305,12 +310,15 @@ def forward_dynamics_kkt(arm, q, qd, tau, contact=None):
         [ M          −(j_c − K j_t) ] [ q̈  ]   [ τ − b ]
         [ ∇Cᵀ J_p     0             ] [ f_n ] = [ −γ    ]
 
-    Returns ``(qdd, f_n)``. ``contact``: the state's :class:`ContactState`, if at hand."""
+    Returns ``(qdd, f_n)``. ``contact``: the state's :class:`ContactState`, if at hand.
+    Raises :class:`SingularContact` where :func:`forward_dynamics` does (A = 0, eq. 21):
+    there the bordered matrix is singular too, and a solver would return round-off."""
     q, qd, tau = check_state(arm.model, q=q, qd=qd, tau=tau)
     c = contact_state(arm, q, qd) if contact is None else contact
     n = arm.n
     M = crba(arm.model, q)
     b = rnea(arm.model, q, qd, np.zeros(n)) + arm.damping * qd
+    _normal_response(arm, q, c, M, c.J.T @ c.n_hat, c.J.T @ c.t_hat)   # raises where (21) does
     G = np.zeros((n + 1, n + 1))
     G[:n, :n] = M
     G[:n, n] = -(c.J.T @ c.n_hat - arm.friction * (c.J.T @ c.t_hat))

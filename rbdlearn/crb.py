@@ -74,8 +74,24 @@ def forward_dynamics_crb(model, q, qd, tau, f_ext=None):
     """q̈ from H q̈ = τ − b: b by RNEA with q̈ = 0, H by CRBA, solved by Cholesky."""
     q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
     b = rnea(model, q, qd, np.zeros(model.nv), f_ext)
-    L = np.linalg.cholesky(crba(model, q))                  # H = L Lᵀ
+    H = crba(model, q)
+    try:
+        L = np.linalg.cholesky(H)                            # H = L Lᵀ
+    except np.linalg.LinAlgError:
+        raise _singular_H(model, H) from None
     return np.linalg.solve(L.T, np.linalg.solve(L, tau - b))
+
+
+def _singular_H(model, H):
+    """The error for an H that Cholesky refuses, naming the first velocity coordinate whose
+    leading block of H is not positive definite, and its joint."""
+    k = next((k for k in range(model.nv) if np.linalg.eigvalsh(H[:k + 1, :k + 1])[0] <= 0),
+             model.nv - 1)
+    i = next(i for i in range(1, model.N + 1) if k < model.v_slices[i].stop)
+    return ValueError(f"H is not positive definite: at v[{k}], a coordinate of joint "
+                      f"'{model.names[i]}' (body {i}), it adds no inertia to the coordinates "
+                      f"before it — the joint moves only massless bodies, or moves them as "
+                      f"other joints already do; q̈ is not determined")
 
 
 # ------------------------------------------------------------------ the source's 3-vector form

@@ -195,3 +195,13 @@ def test_unit_vector_method_gives_the_textbook_two_link_matrix():
     expected = sp.Matrix([[I1 + I2 + m1 * c1**2 + m2 * (l1**2 + c2**2 + 2 * l1 * c2 * sp.cos(q2)),
                            H12], [H12, I2 + m2 * c2**2]])
     assert sp.simplify(H - expected) == sp.zeros(2, 2)
+
+
+def test_singular_H_is_reported_by_joint():
+    """A last link without mass: H is singular; the error names the joint (the bare
+    LinAlgError of Cholesky said nothing), as the ABA's does."""
+    model = rbd.planar_chain(3, mass=[1.0, 1.0, 0.0], inertia=[0.1, 0.1, 0.0])
+    zero = np.zeros(3)
+    with pytest.raises(ValueError, match=r"H is not positive definite: at v\[2\], a coordinate "
+                                         r"of joint 'joint3' \(body 3\)"):
+        rbd.forward_dynamics_crb(model, zero, zero, zero)
