@@ -54,7 +54,8 @@ class SingularClosure(ValueError):
 
 
 class LoopNotClosed(ValueError):
-    """Newton's method did not close the loops (``assemble``)."""
+    """The loops are not closed: Newton's method could not close them (``assemble``), or
+    a configuration given to the dynamics leaves a loop open."""
 
 
 # ------------------------------------------------------------------ the mechanism (§3)
@@ -446,10 +447,30 @@ def inverse_dynamics(mech, q, qd, qdd_G, actuated, weights=None, f_ext=None, spl
 
 # ------------------------------------------------------------ forward dynamics (§2.4)
 
-def forward_dynamics(mech, q, qd, tau, f_ext=None, split=None):
+def _check_closed(mech, q, loop_tol):
+    """Raise LoopNotClosed naming the first loop whose residual exceeds ``loop_tol``."""
+    e = loop_residual(mech, q).reshape(-1, 6)
+    for loop, e_k in zip(mech.loops, e):
+        if np.abs(e_k).max() > loop_tol:
+            raise LoopNotClosed(
+                f"loop '{loop.name}' is open at this q: its residual [log R; p] is "
+                f"{np.array2string(e_k, precision=3)} (more than loop_tol = {loop_tol:g}); "
+                f"the dynamics of a closed chain need a closed configuration: "
+                f"q = assemble(mech, q) first")
+
+
+def forward_dynamics(mech, q, qd, tau, f_ext=None, split=None, loop_tol=1e-6):
     """θ̈_J of the closed chain under joint forces ``tau`` (an N_J-vector; τ_A placed at
     the actuated joints, zeros elsewhere), by the unit-vector steps (1)–(5) of §2.4.
-    Only θ̇_G = q̇[G] is read from q̇."""
+    Only θ̇_G = q̇[G] is read from q̇. Raises :class:`LoopNotClosed` if a loop's residual
+    at q exceeds ``loop_tol`` (metres and radians)."""
+    _check_closed(mech, q, loop_tol)
+    return _forward_dynamics(mech, q, qd, tau, f_ext, split)
+
+
+def _forward_dynamics(mech, q, qd, tau, f_ext=None, split=None):
+    """:func:`forward_dynamics` without the closure check: RK4's inner stages lie off the
+    loops by O(dt²), and :func:`simulate` closes them again after every step."""
     r = reduction(mech, q, qd, split)
     model, W, qd = mech.model, r.W, r.qd
     (tau,) = check_state(model, tau=tau)
@@ -468,11 +489,13 @@ def forward_dynamics(mech, q, qd, tau, f_ext=None, split=None):
     return W @ qdd_G + qdd0                                               # step (5), (13)
 
 
-def forward_dynamics_kkt(mech, q, qd, tau, f_ext=None, split=None):
+def forward_dynamics_kkt(mech, q, qd, tau, f_ext=None, split=None, loop_tol=1e-6):
     """An independent reference: the open chain's H q̈ + b = τ + J_Cmᵀ λ with the
-    constraint J_Cm q̈ = −J̇_Cm q̇, solved as one KKT system (CRBA + Lagrange multipliers)."""
+    constraint J_Cm q̈ = −J̇_Cm q̇, solved as one KKT system (CRBA + Lagrange multipliers).
+    Checks the loops are closed as :func:`forward_dynamics` does."""
     model = mech.model
     q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
+    _check_closed(mech, q, loop_tol)
     rows = list((choose_split(mech, q) if split is None else split).rows)
     J = loop_jacobian(mech, q)[rows]
     gamma = -loop_jdot_qdot(mech, q, qd)[rows]
@@ -512,7 +535,7 @@ def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, t
     tau_of = tau if callable(tau) else (lambda t, q, qd: tau_const)
 
     def F(t, x):
-        qdd = forward_dynamics(mech, x[0], x[1], tau_of(t, x[0], x[1]), split=split)
+        qdd = _forward_dynamics(mech, x[0], x[1], tau_of(t, x[0], x[1]), split=split)
         return np.concatenate([x[1], qdd])
 
     def close(q_step, qd_step):

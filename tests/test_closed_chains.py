@@ -156,6 +156,19 @@ def test_four_bar_forward_dynamics_equals_kkt(four_bar):
         check_forward_against_kkt(mech, q, rng)
 
 
+def test_dynamics_refuse_an_open_loop(four_bar):
+    """A configuration that leaves the loop open is refused by name, not integrated."""
+    mech, q, _ = four_bar
+    loop = mech.loops[0].name
+    opened = q + np.array([0.0, 0.0, 1.2, 0.0])            # the rocker turned away
+    assert np.abs(cc.loop_residual(mech, opened)).max() > 0.5
+    zero = np.zeros(4)
+    for forward in (cc.forward_dynamics, cc.forward_dynamics_kkt):
+        with pytest.raises(cc.LoopNotClosed, match=rf"loop '{loop}' is open.*assemble"):
+            forward(mech, opened, zero, zero)
+        forward(mech, q, zero, zero)                          # closed: no error
+
+
 @pytest.mark.parametrize("seed, n_loops, floating", [(1, 1, False), (2, 2, False),
                                                      (3, 2, False), (4, 1, True),
                                                      (5, 2, True)])
