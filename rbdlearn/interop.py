@@ -33,9 +33,13 @@ def se3_from_X(X):
 
 
 def inertia_to_pin(I):
-    """A ``pinocchio.Inertia`` from a spatial inertia in [angular; linear] order."""
-    m, c, Ic = inertia_params(np.asarray(I, dtype=float))
-    return _pin().Inertia(m, c, Ic)
+    """A ``pinocchio.Inertia`` from a spatial inertia in [angular; linear] order.
+
+    A massless body (a frame, a welded link) becomes Pinocchio's zero-mass inertia with
+    its rotational part, if any. Ic = I_O − m c×c×ᵀ is symmetrised: for a point mass the
+    subtraction leaves round-off that Pinocchio's symmetry check refuses."""
+    m, c, Ic = inertia_params(np.asarray(I, dtype=float), allow_massless=True)
+    return _pin().Inertia(m, c, (Ic + Ic.T) / 2)
 
 
 def _joint_model(joint):

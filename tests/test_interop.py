@@ -256,3 +256,24 @@ def test_H_from_pin_reorders_a_floating_base_and_reads_the_upper_triangle():
                                   interop.H_from_pin(model, pm, Hp))
     # the free joint's [linear; angular] block is swapped: Pinocchio's H differs from ours
     assert not np.allclose(Hp, H)
+
+
+def test_massless_and_point_mass_bodies_convert():
+    """A massless body (as in human, romeo, the bravo7 grippers) and point masses (icub)
+    convert to Pinocchio, and the dynamics agree."""
+    model = rbd.random_tree(5, seed=2)
+    I = list(model.I)
+    I[3] = np.zeros((6, 6))                                              # massless
+    I[4] = mcI(0.7, np.array([0.3, -0.2, 0.9]), np.zeros((3, 3)))        # a point mass
+    I[5] = mcI(1e-9, np.array([0.11, 0.37, -0.53]), np.zeros((3, 3)))    # a tiny one
+    model = model.replace(I=I)
+    pm = interop.to_pinocchio(model)
+    pd = pm.createData()
+    rng = np.random.default_rng(1)
+    q, qd, qdd = rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    qp, vp = interop.q_to_pin(model, pm, q), interop.v_to_pin(model, pm, qd)
+    tau_pin = pin.rnea(pm, pd, qp, vp, interop.v_to_pin(model, pm, qdd))
+    np.testing.assert_allclose(interop.v_to_pin(model, pm, rbd.rnea(model, q, qd, qdd)),
+                               tau_pin, atol=1e-12)
+    np.testing.assert_allclose(rbd.crba(model, q),
+                               interop.H_from_pin(model, pm, pin.crba(pm, pd, qp)), atol=1e-12)
