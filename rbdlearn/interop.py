@@ -14,10 +14,10 @@ frame named after ``model.body_names[i]``.
 import numpy as np
 
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
-from .model import check_forces
-from .spatial import inertia_params, plux_parts, to_angular_linear, to_linear_angular
+from .model import Model, check_forces
+from .spatial import inertia_params, mcI, plux, plux_parts, to_angular_linear, to_linear_angular
 
-__all__ = ["to_pinocchio", "se3_from_X", "inertia_to_pin", "q_to_pin", "q_from_pin",
+__all__ = ["to_pinocchio", "from_pinocchio", "se3_from_X", "inertia_to_pin", "q_to_pin", "q_from_pin",
            "v_to_pin", "v_from_pin", "H_from_pin", "fext_to_pin"]
 
 
@@ -93,6 +93,56 @@ def to_pinocchio(model):
         pm.addFrame(pin.Frame(model.body_names[i], place[i][0], place[i][1],
                               pin.FrameType.BODY))
     return pm
+
+
+_AXES = {"X": [1.0, 0.0, 0.0], "Y": [0.0, 1.0, 0.0], "Z": [0.0, 0.0, 1.0]}
+
+
+def _joint_from_pin(jm, name):
+    """The rbdlearn joint of a Pinocchio ``JointModel`` (by its short name)."""
+    kind = jm.shortname().removeprefix("JointModel")
+    if kind in ("RX", "RY", "RZ", "RUBX", "RUBY", "RUBZ"):       # RUB: unbounded, nq = 2
+        return Revolute(_AXES[kind[-1]])
+    if kind in ("RevoluteUnaligned", "RevoluteUnboundedUnaligned"):
+        return Revolute(jm.extract().axis)
+    if kind in ("PX", "PY", "PZ"):
+        return Prismatic(_AXES[kind[-1]])
+    if kind == "PrismaticUnaligned":
+        return Prismatic(jm.extract().axis)
+    simple = {"Spherical": Spherical, "SphericalZYX": SphericalZYX, "FreeFlyer": Free}
+    if kind in simple:
+        return simple[kind]()
+    raise ValueError(f"from_pinocchio: joint '{name}' is a Pinocchio {jm.shortname()}, which "
+                     f"rbdlearn has no joint for (it has revolute, prismatic, spherical, "
+                     f"spherical ZYX and free joints)")
+
+
+def from_pinocchio(pmodel):
+    """The rbdlearn :class:`~rbdlearn.model.Model` of a ``pinocchio.Model``: one body per
+    Pinocchio joint (Pinocchio already numbers them so that parent < child), joint i's
+    placement in its parent as ``Xtree[i]``, its inertia as ``I[i]``, the joint names,
+    and the first BODY frame on each joint as its body name. Raises ``ValueError``
+    naming the first joint of a type rbdlearn does not have. q and v convert with
+    :func:`q_from_pin` / :func:`v_from_pin`, as for any model with the same joint names."""
+    N = pmodel.njoints - 1
+    joints, Xtree, I = [None], [None], [None]
+    for j in range(1, N + 1):
+        joints.append(_joint_from_pin(pmodel.joints[j], pmodel.names[j]))
+        M = pmodel.jointPlacements[j]                      # joint j in its parent joint
+        Xtree.append(plux(M.rotation.T, M.translation))   # ʲX_λ from ˡM_j (se3_from_X⁻¹)
+        Y = pmodel.inertias[j]
+        I.append(mcI(Y.mass, np.array(Y.lever), np.array(Y.inertia)))
+    body_names = ["universe"] + [None] * N
+    for f in pmodel.frames:                     # the first BODY frame on a joint names it
+        j = f.parentJoint
+        if f.type == _pin().FrameType.BODY and j > 0 and body_names[j] is None \
+                and f.name not in body_names:
+            body_names[j] = f.name
+    body_names = [b or f"body_{pmodel.names[j]}" for j, b in enumerate(body_names)]
+    return Model(parent=[-1] + [int(pmodel.parents[j]) for j in range(1, N + 1)],
+                 joints=joints, Xtree=Xtree, I=I, names=list(pmodel.names),
+                 gravity=to_angular_linear(np.array(pmodel.gravity.vector)),
+                 body_names=body_names)
 
 
 def _blocks(model, pmodel):

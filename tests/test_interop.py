@@ -277,3 +277,52 @@ def test_massless_and_point_mass_bodies_convert():
                                tau_pin, atol=1e-12)
     np.testing.assert_allclose(rbd.crba(model, q),
                                interop.H_from_pin(model, pm, pin.crba(pm, pd, qp)), atol=1e-12)
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_from_pinocchio_round_trip(floating):
+    """rbdlearn → Pinocchio → rbdlearn gives a model with the same dynamics."""
+    model = rbd.random_tree(9, seed=5)            # revolute, prismatic, spherical, ZYX, ...
+    if floating:
+        model = rbd.floating_base(model, mcI(2.0, np.zeros(3), np.diag([0.1, 0.2, 0.3])))
+    pm = interop.to_pinocchio(model)
+    back = interop.from_pinocchio(pm)
+    rng = np.random.default_rng(2)
+    q, qd, qdd = rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    # the round trip may renumber bodies (Pinocchio's depth-first order): convert by name
+    qb = interop.q_from_pin(back, pm, interop.q_to_pin(model, pm, q))
+    qdb = interop.v_from_pin(back, pm, interop.v_to_pin(model, pm, qd))
+    qddb = interop.v_from_pin(back, pm, interop.v_to_pin(model, pm, qdd))
+    tau = interop.v_to_pin(model, pm, rbd.rnea(model, q, qd, qdd))
+    np.testing.assert_allclose(interop.v_to_pin(back, pm, rbd.rnea(back, qb, qdb, qddb)), tau,
+                               atol=1e-11)
+
+
+@pytest.mark.parametrize("robot", ["ur_description/urdf/ur5_robot.urdf",
+                                   "talos_data/robots/talos_reduced.urdf"])
+def test_from_pinocchio_of_a_urdf_model_matches_pinocchio(robot):
+    """A model Pinocchio built from a URDF (its own joint types: RX, RZ, ...), brought
+    over, gives Pinocchio's RNEA, ABA and CRBA."""
+    from rbdlearn.urdf import example_robot_path
+    pm = pin.buildModelFromUrdf(example_robot_path(robot), pin.JointModelFreeFlyer())
+    pd = pm.createData()
+    model = interop.from_pinocchio(pm)
+    assert model.nv == pm.nv and model.names[1:] == list(pm.names)[1:]
+    rng = np.random.default_rng(3)
+    q, qd, x = rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    qp, vp, xp = (interop.q_to_pin(model, pm, q), interop.v_to_pin(model, pm, qd),
+                  interop.v_to_pin(model, pm, x))
+    np.testing.assert_allclose(interop.v_to_pin(model, pm, rbd.rnea(model, q, qd, x)),
+                               pin.rnea(pm, pd, qp, vp, xp), atol=1e-10)
+    np.testing.assert_allclose(interop.v_to_pin(model, pm, rbd.aba(model, q, qd, x)),
+                               pin.aba(pm, pd, qp, vp, xp), rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(rbd.crba(model, q),
+                               interop.H_from_pin(model, pm, pin.crba(pm, pd, qp)), atol=1e-10)
+
+
+def test_from_pinocchio_names_an_unsupported_joint():
+    pm = pin.Model()
+    j = pm.addJoint(0, pin.JointModelRX(), pin.SE3.Identity(), "shoulder")
+    pm.addJoint(j, pin.JointModelPlanar(), pin.SE3.Identity(), "table")
+    with pytest.raises(ValueError, match=r"joint 'table' is a Pinocchio JointModelPlanar"):
+        interop.from_pinocchio(pm)
