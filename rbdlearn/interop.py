@@ -217,7 +217,8 @@ def H_from_pin(model, pmodel, Hp):
     layout. With P mapping Pinocchio's velocities to ours (v = P v_p, a permutation),
     ½ vᵀ H v = ½ v_pᵀ H_p v_p gives H = P H_p Pᵀ."""
     Hp = np.triu(Hp) + np.triu(Hp, 1).T
-    P = np.column_stack([v_from_pin(model, pmodel, e) for e in np.eye(pmodel.nv)])
+    P = np.column_stack([np.zeros(model.nv)]
+                        + [v_from_pin(model, pmodel, e) for e in np.eye(pmodel.nv)])[:, 1:]
     return P @ Hp @ P.T
 
 

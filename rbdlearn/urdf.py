@@ -28,10 +28,12 @@ sorts among its siblings. ``model.names[i]`` is the URDF name of body i's joint
 and ``model.body_names[i]`` the name of its link; entry 0 is ``"base"`` and the
 root link's name (``"universe"`` for a floating base, whose body 1 is the root).
 
-Inertias are checked: a negative mass, a rotational inertia that is not positive
-semi-definite or whose principal moments break the triangle inequality is an
-error naming the link, even where other parsers accept it (several published
-URDFs carry such placeholder values).
+Inertias are checked per body, after welding: a negative mass, or a body (a link
+with everything welded to it) whose rotational inertia is not positive
+semi-definite or whose principal moments break the triangle inequality, is an
+error naming its links. A welded link alone may be unphysical (published URDFs
+give such placeholder values to sensor frames and flanges), as Pinocchio accepts;
+the root link's inertia is ignored for a fixed base.
 """
 
 import sysconfig
@@ -102,7 +104,8 @@ def _origin(el, where):
 
 
 def _inertia(link, name):
-    """The link's spatial inertia in its own frame, checked to be physical."""
+    """The link's spatial inertia in its own frame. Not checked here: a link welded to
+    others is checked as part of their sum (see :func:`loads`)."""
     where = f"link '{name}' <inertial>"
     inertial = link.find("inertial")
     if inertial is None:
@@ -115,12 +118,9 @@ def _inertia(link, name):
     ixx, ixy, ixz, iyy, iyz, izz = (_numbers(inertia, k, 1, where)[0]
                                     for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
     Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    I = mcI(m, c, R @ Ic @ R.T)              # Ic rotated from the inertial into the link frame
-    try:
-        check_inertia(I, where)
-    except ValueError as e:
-        raise URDFError(str(e)) from None
-    return I
+    if m < 0:
+        raise URDFError(f"{where}: negative mass {m:g}")
+    return mcI(m, c, R @ Ic @ R.T)           # Ic rotated from the inertial into the link frame
 
 
 def _joint(el, k):
@@ -236,6 +236,7 @@ def loads(xml, floating_base=False):
 
     parent, jts, Xtree, I = [-1], [None], [None], [_inertia(links[root], root)]
     names, body_names = ["base"], ["universe" if floating_base else root]
+    welded = [[root]]                  # per body: its links (its own first, then welded ones)
     # Depth-first walk. A stack entry is (joint, body it hangs from, ᶜX_body:
     # the transform from that body's frame to the joint's child frame at q = 0).
     stack = [(j, 0, j["X"]) for j in reversed(children[root])]
@@ -245,8 +246,10 @@ def loads(xml, floating_base=False):
         Ilink = _inertia(links[link], link)
         if j["type"] == "fixed":
             I[b] = I[b] + X.T @ Ilink @ X          # weld: ᵇI += ᶜXᵦᵀ ᶜI ᶜXᵦ
+            welded[b].append(link)
             Xlink = X                              # the link frame, seen from body b
         else:
+            welded.append([link])
             parent.append(b)
             jts.append(j["joint"])
             Xtree.append(X)
@@ -256,6 +259,17 @@ def loads(xml, floating_base=False):
             b, Xlink = len(parent) - 1, np.eye(6)
         stack.extend((c, b, c["X"] @ Xlink) for c in reversed(children[link]))
 
+    # A body is checked as the rigid sum of its links: published URDFs give placeholder
+    # inertias to links welded into a larger body (sensor frames, flanges), which are not
+    # physical alone; the sum is what moves. The fixed base's inertia is never used.
+    for b in range(0 if floating_base else 1, len(I)):
+        where = (f"link '{welded[b][0]}'" if len(welded[b]) == 1 else
+                 f"link '{welded[b][0]}' with the links welded to it "
+                 f"({', '.join(repr(lk) for lk in welded[b][1:])})")
+        try:
+            check_inertia(I[b], f"{where}, <inertial> summed")
+        except ValueError as e:
+            raise URDFError(str(e)) from None
     base_inertia = I[0]
     I[0] = None
     model = Model(parent=parent, joints=jts, Xtree=Xtree, I=I, names=names,
