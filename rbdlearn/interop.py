@@ -17,8 +17,8 @@ from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
 from .model import Model, check_forces
 from .spatial import inertia_params, mcI, plux, plux_parts, to_angular_linear, to_linear_angular
 
-__all__ = ["to_pinocchio", "from_pinocchio", "se3_from_X", "inertia_to_pin", "q_to_pin", "q_from_pin",
-           "v_to_pin", "v_from_pin", "H_from_pin", "fext_to_pin"]
+__all__ = ["to_pinocchio", "from_pinocchio", "se3_from_X", "inertia_to_pin", "q_to_pin",
+           "q_from_pin", "v_to_pin", "v_from_pin", "H_from_pin", "fext_to_pin"]
 
 
 def _pin():
@@ -217,8 +217,9 @@ def H_from_pin(model, pmodel, Hp):
     layout. With P mapping Pinocchio's velocities to ours (v = P v_p, a permutation),
     ½ vᵀ H v = ½ v_pᵀ H_p v_p gives H = P H_p Pᵀ."""
     Hp = np.triu(Hp) + np.triu(Hp, 1).T
-    P = np.column_stack([np.zeros(model.nv)]
-                        + [v_from_pin(model, pmodel, e) for e in np.eye(pmodel.nv)])[:, 1:]
+    P = np.zeros((model.nv, pmodel.nv))
+    for k, e in enumerate(np.eye(pmodel.nv)):
+        P[:, k] = v_from_pin(model, pmodel, e)
     return P @ Hp @ P.T
 
 
