@@ -87,7 +87,7 @@ def _singular_H(model, H):
     leading block of H is not positive definite, and its joint."""
     k = next((k for k in range(model.nv) if np.linalg.eigvalsh(H[:k + 1, :k + 1])[0] <= 0),
              model.nv - 1)
-    i = next(i for i in range(1, model.N + 1) if k < model.v_slices[i].stop)
+    i = _velocity_bodies(model)[k]
     return ValueError(f"H is not positive definite: at v[{k}], a coordinate of joint "
                       f"'{model.names[i]}' (body {i}), it adds no inertia to the coordinates "
                       f"before it — the joint moves only massless bodies, or moves them as "

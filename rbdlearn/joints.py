@@ -38,9 +38,9 @@ UNIT_TOL = 1e-6
 """How far from 1 the norm of a numeric quaternion may be before it is rejected."""
 
 def _frozen(a):
-    """``a``, made read-only: the arrays a joint keeps and hands out (its axis, S, c_J, the
-    pieces of XJ) are shared by every call, so a caller's ``S *= 2`` must raise, not change
-    the joint for everyone after it."""
+    """``a``, made read-only: the arrays a joint (or a Model) keeps and hands out — its axis,
+    S, c_J, the pieces of XJ — are shared by every call, so a caller's ``S *= 2`` must
+    raise, not change the joint for everyone after it."""
     a.flags.writeable = False
     return a
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
-from .spatial import exp_so3, mcI, plux
+from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX, _frozen
+from .spatial import exp_so3, mcI, plux, plux_parts
 
 __all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state",
            "neutral_q", "random_q", "integrate_q", "without_gravity",
@@ -26,7 +26,7 @@ __all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state",
 
 GRAVITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -9.81])
 """Default gravity: a spatial acceleration of 9.81 m/s² along −z of the base frame."""
-GRAVITY.flags.writeable = False      # each Model gets its own copy; the default stays put
+_frozen(GRAVITY)                     # each Model gets its own copy; the default stays put
 
 _JOINT_TYPES = (Revolute, Prismatic, Spherical, SphericalZYX, Free, Fixed)
 
@@ -92,9 +92,7 @@ class _FrozenList(list):
 
 def _frozen_array(a):
     """A read-only copy of ``a`` (float, or object for sympy entries)."""
-    a = np.array(a, dtype=object if np.asarray(a).dtype == object else float)
-    a.flags.writeable = False
-    return a
+    return _frozen(np.array(a, dtype=object if np.asarray(a).dtype == object else float))
 
 
 @dataclass(eq=False, frozen=True)
@@ -158,12 +156,10 @@ class Model:
                 raise ValueError(f"{name}: Xtree must be 6x6, got shape {X.shape}")
             if _numeric(X):
                 X = X.astype(float)
-                E, B = X[:3, :3], X[3:, :3]          # X = [E 0; −E r× E] (Plücker form)
+                E, r = plux_parts(X)
                 if not np.allclose(E @ E.T, np.eye(3), atol=1e-9) or np.linalg.det(E) < 0:
                     raise ValueError(f"{name}: Xtree's rotation block is not a rotation")
-                rx = -E.T @ B                        # must be the skew matrix r×
-                if (np.abs(X[:3, 3:]).max() > 1e-9 or np.abs(X[3:, 3:] - E).max() > 1e-9
-                        or np.abs(rx + rx.T).max() > 1e-9 * max(1.0, np.abs(rx).max())):
+                if np.abs(plux(E, r) - X).max() > 1e-9 * max(1.0, np.abs(X).max()):
                     raise ValueError(f"{name}: Xtree is not a Plücker transform "
                                      f"[E 0; −E r× E] (build it with spatial.plux(E, r))")
             Xtree[i] = _frozen_array(X)
@@ -285,9 +281,8 @@ def _body_index(model, key, what):
     if isinstance(key, str):
         if key in model.body_names[1:]:
             return model.body_names.index(key)
-        hint = (f" ('{key}' is the joint of body {model.names.index(key)}, "
-                f"'{model.body_names[model.names.index(key)]}')"
-                if key in model.names[1:] else "")
+        i = model.names.index(key) if key in model.names[1:] else None
+        hint = f" ('{key}' is the joint of body {i}, '{model.body_names[i]}')" if i else ""
         raise ValueError(f"{what} names body '{key}', which is not a body of the model"
                          f"{hint}; bodies: {model.body_names[1:]}")
     if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)) \
