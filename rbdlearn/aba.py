@@ -233,25 +233,35 @@ class Gear:
     given by body index or joint name: the driver is the driven joint's parent or its
     child (serial coupling, seed 000 §2.6) or its sibling (parallel coupling, §2.7). A
     driver may itself be driven (a chain of gears). Positions follow
-    ``q_driven − q0_driven = ratio · (q_driver − q0_driver)``, see :func:`geared_q`."""
+    ``q_driven − q0_driven = ratio · (q_driver − q0_driver) + offset``, see
+    :func:`geared_q`; with the neutral q0 this is a URDF mimic joint,
+    ``q_driven = multiplier · q_driver + offset``. :func:`gear_matrix` and
+    :func:`geared_q` accept a gear between any two 1-DOF joints (as URDF mimic joints
+    are); :func:`aba_geared` needs the driver to be a parent, child or sibling."""
     driven: object
     driver: object
     ratio: float
+    offset: float = 0.0
 
     def __post_init__(self):
-        r = self.ratio
-        if isinstance(r, bool) or not isinstance(r, numbers.Real) or not math.isfinite(r):
-            raise ValueError(f"gear ratio must be a finite real number, got {r!r}")
+        for what, r in (("ratio", self.ratio), ("offset", self.offset)):
+            if isinstance(r, bool) or not isinstance(r, numbers.Real) or not math.isfinite(r):
+                raise ValueError(f"gear {what} must be a finite real number, got {r!r}")
 
 
 @dataclass
 class _Gearing:
     """The groups of a gear set: ``groups`` lists (members in increasing order, P);
-    ``root[m]`` is the driver of m's group, ``g[m]`` its total ratio; ``ind_q`` and
-    ``ind_v`` map each independent (root) joint to its slices of q_ind and q̇_ind."""
+    ``root[m]`` is the driver of m's group, ``g[m]`` its total ratio and ``b[m]`` its
+    total offset; ``ind_q`` and ``ind_v`` map each independent (root) joint to its
+    slices of q_ind and q̇_ind. ``far`` is the first (driven, driver) pair that are
+    not parent/child or siblings, if any: then ``groups`` is None, and only the
+    reduced equations apply."""
     groups: list
+    far: tuple
     root: list
     g: list
+    b: list
     ind_q: dict
     ind_v: dict
     nq: int
@@ -285,38 +295,39 @@ def _gearing(model, gears):
                 raise ValueError(f"{what}: joint '{names[k]}' is a "
                                  f"{type(model.joints[k]).__name__} joint; gears couple "
                                  f"1-DOF (revolute or prismatic) joints only")
-        if not (parent[j] == i or parent[i] == j or parent[i] == parent[j]):
-            raise ValueError(f"{what}: they are neither parent/child nor siblings "
-                             f"(seed 000 §2.6–2.7; more general couplings need a loop "
-                             f"constraint)")
         if j in driver:
             raise ValueError(f"joint '{names[j]}' is driven by two gears (by "
                              f"'{names[driver[j][0]]}' and '{names[i]}')")
-        driver[j] = (i, float(gear.ratio))
-    root, g = list(range(N + 1)), [1.0] * (N + 1)
-    for j in driver:
-        chain, k, ratio = [j], j, 1.0
+        driver[j] = (i, float(gear.ratio), float(gear.offset))
+    far = next(((j, i) for j, (i, _, _) in driver.items()
+                if not (parent[j] == i or parent[i] == j or parent[i] == parent[j])), None)
+    root, g, b = list(range(N + 1)), [1.0] * (N + 1), [0.0] * (N + 1)
+    for j in driver:          # q_j − q0_j = g_j (q_root − q0_root) + b_j along the chain
+        chain, k, ratio, offset = [j], j, 1.0, 0.0
         while k in driver:
-            k, r = driver[k]
-            ratio *= r
+            k, r, o = driver[k]
+            ratio, offset = ratio * r, offset + ratio * o
             if k in chain:
                 loop = " -> ".join(f"'{names[m]}'" for m in chain + [k])
                 raise ValueError(f"gears drive each other in a loop: {loop}")
             chain.append(k)
-        root[j], g[j] = k, ratio
+        root[j], g[j], b[j] = k, ratio, offset
     members = {r: [m for m in range(1, N + 1) if root[m] == r]
                for r in range(1, N + 1) if r not in driver}
-    groups, ind_q, ind_v, nq, nv = [], {}, {}, 0, 0
-    for r in sorted(members, key=lambda r: members[r][0]):
-        ms = members[r]
-        P = {parent[m] for m in ms if root[parent[m]] != r}
-        assert len(P) == 1, "a gear group hangs from one body"       # see the comment above
-        groups.append((ms, P.pop()))
+    groups = None
+    if not far:
+        groups = []
+        for r in sorted(members, key=lambda r: members[r][0]):
+            ms = members[r]
+            P = {parent[m] for m in ms if root[parent[m]] != r}
+            assert len(P) == 1, "a gear group hangs from one body"       # see the comment above
+            groups.append((ms, P.pop()))
+    ind_q, ind_v, nq, nv = {}, {}, 0, 0
     for r in sorted(members):
         jr = model.joints[r]
         ind_q[r], ind_v[r] = slice(nq, nq + jr.nq), slice(nv, nv + jr.nv)
         nq, nv = nq + jr.nq, nv + jr.nv
-    return _Gearing(groups, root, g, ind_q, ind_v, nq, nv)
+    return _Gearing(groups, far, root, g, b, ind_q, ind_v, nq, nv)
 
 
 def gear_matrix(model, gears):
@@ -336,8 +347,8 @@ def _gear_matrix(model, gr):
 def geared_q(model, gears, q_ind, q0=None):
     """The full configuration q from the independent one ``q_ind`` (the q of the joints
     no gear drives, in body order): a driven joint j of driver r with total ratio g_j
-    has ``q_j = q0_j + g_j (q_r − q0_r)``, where ``q0`` (default: the neutral
-    configuration) is a configuration at which the gears mesh."""
+    and offset b_j has ``q_j = q0_j + g_j (q_r − q0_r) + b_j``, where ``q0`` (default:
+    the neutral configuration) is a configuration at which the gears mesh."""
     return _geared_q(model, _gearing(model, gears), q_ind, q0)
 
 
@@ -352,7 +363,8 @@ def _geared_q(model, gr, q_ind, q0):
         r = gr.root[i]
         q[model.q_slices[i]] = (q_ind[gr.ind_q[i]] if r == i else
                                 q0[model.q_slices[i]]
-                                + gr.g[i] * (q_ind[gr.ind_q[r]] - q0[model.q_slices[r]]))
+                                + gr.g[i] * (q_ind[gr.ind_q[r]] - q0[model.q_slices[r]])
+                                + gr.b[i])
     return check_state(model, q=q)[0]
 
 
@@ -368,6 +380,12 @@ def aba_geared(model, gears, q_ind, qd_ind, tau_ind, f_ext=None, q0=None):
     Pinocchio's ABA has no such support: geared joints there need a constrained solver.
     """
     gr = _gearing(model, gears)
+    if gr.far:
+        j, i = gr.far
+        raise ValueError(f"aba_geared: joint '{model.names[j]}' is geared to "
+                         f"'{model.names[i]}', which is not its parent, child or sibling "
+                         f"(seed 000 §2.6–2.7); solve the reduced equations "
+                         f"Gᵀ H G q̈_ind = Gᵀ (τ − C q̇ − g) with G = gear_matrix(model, gears)")
     qd_ind, tau_ind = (_real_array(x, name) for x, name in ((qd_ind, "qd_ind"),
                                                             (tau_ind, "tau_ind")))
     for x, name in ((qd_ind, "qd_ind"), (tau_ind, "tau_ind")):

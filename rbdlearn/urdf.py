@@ -16,9 +16,16 @@ angle: a continuous joint has nq = 1 here, unlike Pinocchio's (cos, sin) pair),
 ``prismatic`` becomes :class:`Prismatic`, and a ``fixed`` joint welds its child
 link onto its parent: the child's inertia is added to the parent body and the
 child's own joints hang from the parent body through the fixed transform.
-``floating`` and ``planar`` joints are rejected. Mimic joints are read as
-independent joints (the ``<mimic>`` coupling is ignored), as are limits,
-dynamics, visual and collision elements.
+``floating`` and ``planar`` joints are rejected. Limits, dynamics, visual and
+collision elements are ignored.
+
+A ``<mimic joint multiplier offset>`` element makes a joint follow another one,
+``q = multiplier · q_other + offset``: the gear coupling of chapter 2. With
+``mimic=True`` the loader returns the model and these couplings as
+:class:`~rbdlearn.aba.Gear` objects (``q̇ = G q̇_ind``, so the independent velocity
+count is that of Pinocchio's ``buildModelFromUrdf(..., mimic=True)``); with
+``mimic=False`` the joints are independent; by default they are independent and a
+warning names them. A ``<mimic>`` on a fixed joint has nothing to move and is ignored.
 
 Bodies are numbered depth-first from the root link, the children of a link in
 the order of their joint names — the order Pinocchio's ``buildModelFromUrdf``
@@ -42,6 +49,9 @@ from pathlib import Path
 
 import numpy as np
 
+import warnings
+
+from .aba import Gear
 from .joints import Fixed, Prismatic, Revolute
 from .model import Model, check_inertia
 from .model import floating_base as _floating_base
@@ -147,6 +157,11 @@ def _joint(el, k):
         if np.linalg.norm(axis) < 1e-12:
             raise URDFError(f"{where}: <axis xyz='{a.get('xyz')}'> is zero")
         joint["joint"] = Prismatic(axis) if kind == "prismatic" else Revolute(axis)
+    m = el.find("mimic")
+    if m is not None:
+        joint["mimic"] = (_attr(m, "joint", where),                   # driver, ratio, offset
+                          float(_numbers(m, "multiplier", 1, where, (1.0,))[0]),
+                          float(_numbers(m, "offset", 1, where, (0.0,))[0]))
     return joint
 
 
@@ -215,14 +230,53 @@ def _root_and_children(links, joints):
     return roots[0], children
 
 
-def loads(xml, floating_base=False):
+def loads(xml, floating_base=False, mimic=None):
     """The :class:`Model` of a URDF document given as a string (or bytes).
 
     With ``floating_base=True`` the root link becomes body 1 on a free joint
     named ``"root_joint"`` and body 0, the world, is named ``"universe"`` (as in
     Pinocchio); otherwise the root link is the fixed base, body 0, and its inertia
-    is dropped. Raises :class:`URDFError` naming the element on malformed input.
+    is dropped. ``mimic=True`` returns ``(model, gears)``: the model and a list of
+    :class:`~rbdlearn.aba.Gear`, one per mimic joint (``Gear(driven, driver,
+    multiplier, offset)`` by joint name), for :func:`~rbdlearn.aba.gear_matrix`,
+    :func:`~rbdlearn.aba.geared_q` and :func:`~rbdlearn.aba.aba_geared`.
+    ``mimic=False`` reads mimic joints as independent ones; the default does too,
+    with a warning naming them. Raises :class:`URDFError` naming the element on
+    malformed input.
     """
+    return _with_mimic(*_build(xml, floating_base), mimic)
+
+
+def load(path, floating_base=False, mimic=None):
+    """The :class:`Model` of the URDF file at ``path``; see :func:`loads`."""
+    return _with_mimic(*_build(Path(path).read_bytes(), floating_base), mimic)
+
+
+def _with_mimic(model, mimics, fixed, mimic):
+    """``model``, or ``(model, gears)`` for mimic=True; ``mimics`` lists (joint, joint
+    it mimics, multiplier, offset) per moving joint with a <mimic> element."""
+    if mimic not in (None, True, False):
+        raise ValueError(f"mimic must be None, True or False, got {mimic!r}")
+    if mimic is None and mimics:
+        warnings.warn(f"URDF joints {', '.join(repr(m[0]) for m in mimics)} mimic other "
+                      f"joints; they are read as independent joints (nv = {model.nv}). "
+                      f"Pass mimic=True to get the couplings as gears (q̇ = G q̇_ind), or "
+                      f"mimic=False to read them as independent without this warning.",
+                      stacklevel=3)                     # the caller of load or loads
+    if not mimic:
+        return model
+    for name, driver, _, _ in mimics:
+        if driver in fixed:
+            raise URDFError(f"joint '{name}' mimics '{driver}', a fixed joint; make "
+                            f"'{name}' fixed too, or read it with mimic=False")
+        if driver not in model.names:
+            raise URDFError(f"joint '{name}': <mimic joint='{driver}'> names no joint of "
+                            f"the URDF")
+    return model, [Gear(*m) for m in mimics]
+
+
+def _build(xml, floating_base):
+    """The model of a URDF document, its mimic joints and the names of its fixed joints."""
     links, joints = _parse(xml)
     root, children = _root_and_children(links, joints)
     reserved = {"base", "root_joint"} if floating_base else {"base"}
@@ -276,12 +330,8 @@ def loads(xml, floating_base=False):
                   body_names=body_names)
     if floating_base:
         model = _floating_base(model, base_inertia, "root_joint", root)
-    return model
-
-
-def load(path, floating_base=False):
-    """The :class:`Model` of the URDF file at ``path``; see :func:`loads`."""
-    return loads(Path(path).read_bytes(), floating_base=floating_base)
+    mimics = [(j["name"], *j["mimic"]) for j in joints if "mimic" in j and j["type"] != "fixed"]
+    return model, mimics, {j["name"] for j in joints if j["type"] == "fixed"}
 
 
 def example_robot_path(relative):

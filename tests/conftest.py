@@ -110,7 +110,7 @@ def urdf_pair(relpath, floating):
 
     from rbdlearn import urdf
     path = urdf.example_robot_path(relpath)
-    model = urdf.load(path, floating_base=floating)
+    model = urdf.load(path, floating_base=floating, mimic=False)   # as Pinocchio reads it
     pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
           else pin.buildModelFromUrdf(path))
     assert model.names[1:] == list(pm.names)[1:] and model.nv == pm.nv

@@ -160,8 +160,6 @@ def two_link(joint_types=("revolute", "revolute")):
 
 
 @pytest.mark.parametrize("gears, message", [
-    ([rbd.Gear("b", "d", 2.0)], "gear between joint 'd' and 'b': they are neither "
-                                "parent/child nor siblings"),
     ([rbd.Gear(2, 1, 2.0), rbd.Gear(2, 3, 1.0)], "'b' is driven by two gears"),
     ([rbd.Gear(2, 3, 2.0), rbd.Gear(3, 2, 0.5)], "loop"),
     ([rbd.Gear(2, 2, 2.0)], "cannot drive itself"),
@@ -184,6 +182,31 @@ def test_bad_gear_joint_type_and_ratio():
     for bad in (math.inf, math.nan, "2", True):
         with pytest.raises(ValueError, match="ratio must be a finite real number"):
             rbd.Gear(2, 1, bad)
+        with pytest.raises(ValueError, match="offset must be a finite real number"):
+            rbd.Gear(2, 1, 1.0, offset=bad)
+
+
+def test_gear_between_any_two_joints():
+    """A gear between joints that are neither parent/child nor siblings (URDF mimic
+    joints may be anywhere): G, geared_q and the reduced equations hold; aba_geared,
+    whose O(N) form needs adjacent joints (seed 000 §2.6–2.7), says so and names them."""
+    model = two_link()                               # d (body 4) is b's (body 2) uncle
+    gears = [rbd.Gear("b", "d", -2.0, offset=0.3)]
+    G = rbd.gear_matrix(model, gears)
+    assert G.shape == (4, 3) and G[1, 2] == -2.0 and G[3, 2] == 1.0
+    q = rbd.geared_q(model, gears, [0.1, 0.2, 0.4])  # q_ind: joints a, c, d
+    assert np.allclose(q, [0.1, -2.0 * 0.4 + 0.3, 0.2, 0.4], rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match="joint 'b' is geared to 'd', which is not its "
+                                         "parent, child or sibling.*gear_matrix"):
+        rbd.aba_geared(model, gears, np.zeros(3), np.zeros(3), np.zeros(3))
+
+
+def test_offsets_add_along_a_chain_of_gears():
+    """q_j − q0_j = r_j (q_k − q0_k) + o_j with q_k driven in turn: the offsets compose."""
+    model = two_link()
+    gears = [rbd.Gear("c", "b", 3.0, offset=0.5), rbd.Gear("b", "a", -2.0, offset=0.1)]
+    q = rbd.geared_q(model, gears, [0.2, 0.7], q0=[0.0, 0.0, 0.0, 0.0])
+    assert np.allclose(q, [0.2, -0.4 + 0.1, 3.0 * (-0.4 + 0.1) + 0.5, 0.7], rtol=0, atol=1e-15)
 
 
 def test_bad_geared_vectors():

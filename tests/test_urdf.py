@@ -374,7 +374,7 @@ def pin_frame(pm, name):
 @pytest.mark.parametrize("relpath", ROBOTS, ids=[r.split("/")[-1] for r in ROBOTS])
 def test_matches_pinocchio(relpath, floating):
     path = urdf.example_robot_path(relpath)
-    m = urdf.load(path, floating_base=floating)
+    m = urdf.load(path, floating_base=floating, mimic=False)
     pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
           else pin.buildModelFromUrdf(path))
     pd = pm.createData()
@@ -458,7 +458,7 @@ def test_every_robot_loads_and_matches_pinocchio(relpath, floating):
         with pytest.raises(URDFError, match=REFUSED[relpath]):
             urdf.load(path, floating_base=floating)
         return
-    m = urdf.load(path, floating_base=floating)
+    m = urdf.load(path, floating_base=floating, mimic=False)     # as Pinocchio's default
     pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
           else pin.buildModelFromUrdf(path))
     pd = pm.createData()
@@ -483,3 +483,119 @@ def test_every_robot_loads_and_matches_pinocchio(relpath, floating):
     # ABA's error grows with cond(H) (icub reaches 1e10): compare through H, the residual
     big = 1.0 + np.abs(tau).max(initial=0.0) + np.abs(H @ qdd_pin).max(initial=0.0)
     np.testing.assert_allclose(H @ qdd, H @ qdd_pin, atol=1e-8 * big)
+
+
+# --- mimic joints: the gear coupling of chapter 2 -----------------------------------------
+
+def mimic(name, driver, multiplier=None, offset=None):
+    """A revolute joint ``name`` of link ``name`` on link "a" that mimics ``driver``."""
+    attrs = "".join(f' {k}="{v}"' for k, v in (("multiplier", multiplier), ("offset", offset))
+                    if v is not None)
+    return joint(name, "revolute", "a", name, axis="0 0 1").replace(
+        "</joint>", f'<mimic joint="{driver}"{attrs}/></joint>')
+
+
+MIMIC_DOC = robot(link("a"), *(link(n, mass=1.0) for n in ("j1", "j2", "j3", "w")),
+                  joint("j1", "revolute", "a", "j1", axis="0 0 1"),
+                  mimic("j2", "j1", multiplier=-0.5, offset=0.2), mimic("j3", "j1"),
+                  joint("weld", "fixed", "j1", "w").replace(
+                      "</joint>", '<mimic joint="j1"/></joint>'))
+
+
+def test_mimic_joints_become_gears():
+    model, gears = urdf.loads(MIMIC_DOC, mimic=True)
+    assert gears == [rbd.Gear("j2", "j1", -0.5, 0.2), rbd.Gear("j3", "j1", 1.0, 0.0)]
+    assert rbd.gear_matrix(model, gears).shape == (3, 1)           # one independent velocity
+    assert np.array_equal(rbd.geared_q(model, gears, [0.4]), [0.4, -0.5 * 0.4 + 0.2, 0.4])
+    assert urdf.loads(MIMIC_DOC, mimic=False).nv == 3              # independent, silently
+    with pytest.warns(UserWarning, match="URDF joints 'j2', 'j3' mimic other joints; they "
+                                         "are read as independent joints .nv = 3.*mimic=True"):
+        assert urdf.loads(MIMIC_DOC).nv == 3
+
+
+def test_bad_mimic():
+    doc = robot(link("a"), link("j2"), mimic("j2", "nope"))
+    assert urdf.loads(doc, mimic=False).nv == 1
+    with pytest.raises(URDFError, match="joint 'j2': <mimic joint='nope'> names no joint"):
+        urdf.loads(doc, mimic=True)
+    doc = robot(link("a"), link("b"), link("j2"), joint("weld", "fixed", "a", "b"),
+                mimic("j2", "weld"))
+    assert urdf.loads(doc, mimic=False).nv == 1
+    with pytest.raises(URDFError, match="joint 'j2' mimics 'weld', a fixed joint"):
+        urdf.loads(doc, mimic=True)
+    with pytest.raises(URDFError, match="joint 'j2': <mimic multiplier='x'> needs 1 finite"):
+        urdf.loads(robot(link("a"), link("j2"), mimic("j2", "j2", multiplier="x")))
+    with pytest.raises(ValueError, match="mimic must be None, True or False, got 'yes'"):
+        urdf.loads(MIMIC_DOC, mimic="yes")
+
+
+MIMIC_ROBOTS = [r for r in ALL_ROBOTS if r not in REFUSED
+                and "<mimic" in open(urdf.example_robot_path(r)).read()]
+# A URDF whose <mimic> names a joint it does not have (Pinocchio refuses it too)
+BROKEN_MIMIC = {"alex_description/urdf/alex_psyonic_hands.urdf":
+                "joint 'Left_index_q2': <mimic joint='index_q1'> names no joint"}
+
+
+def _pin_reduced(pm, pmm):
+    """E (pm.nv x pmm.nv) putting the velocities of Pinocchio's mimic model ``pmm`` into
+    those of its plain model ``pm`` (zero at mimic joints), and the q of ``pmm`` from
+    that of ``pm``."""
+    E, qsel = np.zeros((pm.nv, pmm.nv)), []
+    for k in range(1, pmm.njoints):
+        jm, j = pmm.joints[k], pm.joints[pm.getJointId(pmm.names[k])]
+        if jm.nv:                                     # a mimic joint has nq = nv = 0 here
+            E[j.idx_v:j.idx_v + j.nv, jm.idx_v:jm.idx_v + jm.nv] = np.eye(j.nv)
+            qsel += range(j.idx_q, j.idx_q + j.nq)
+    return E, qsel
+
+
+def test_mimic_robots_are_discovered():
+    assert {"panda_description/urdf/panda.urdf", "pr2_description/urdf/pr2.urdf",
+            *BROKEN_MIMIC} <= set(MIMIC_ROBOTS)
+
+
+@pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
+@pytest.mark.parametrize("relpath", MIMIC_ROBOTS, ids=[r.replace("/", ":") for r in MIMIC_ROBOTS])
+def test_mimic_robots_match_pinocchio_with_mimic(relpath, floating):
+    """q̇ = G q̇_ind: Gᵀ H G and Gᵀ rnea(q, G q̇_ind, G q̈_ind) are the CRBA and RNEA of
+    Pinocchio's model with mimic joints, whose nv is the number of independent
+    velocities. Pinocchio refuses some (a mimic joint placed before its driver)."""
+    path = urdf.example_robot_path(relpath)
+    if relpath in BROKEN_MIMIC:
+        with pytest.raises(URDFError, match=BROKEN_MIMIC[relpath]):
+            urdf.load(path, floating_base=floating, mimic=True)
+        return
+    m, gears = urdf.load(path, floating_base=floating, mimic=True)
+    G = rbd.gear_matrix(m, gears)
+    root = [pin.JointModelFreeFlyer()] if floating else []
+    try:
+        pmm = pin.buildModelFromUrdf(path, *root, mimic=True)
+    except ValueError as e:                          # see the docstring
+        assert "mimic" in str(e)
+        assert G.shape == (m.nv, m.nv - len(gears))
+        return
+    pm = pin.buildModelFromUrdf(path, *root)
+    assert G.shape == (m.nv, pmm.nv)
+    E, qsel = _pin_reduced(pm, pmm)
+    rng = np.random.default_rng(zlib.crc32(relpath.encode()))
+    driven = {m.names.index(g.driven) for g in gears}
+    free = [i for i in range(1, m.N + 1) if i not in driven]
+    q_ind = np.concatenate([rbd.random_q(m, rng)[m.q_slices[i]] for i in free])
+    ind = np.concatenate([np.arange(m.nv)[m.v_slices[i]] for i in free])
+    q = rbd.geared_q(m, gears, q_ind)
+    v_ind, a_ind = rng.normal(size=G.shape[1]), rng.normal(size=G.shape[1])
+    qp = interop.q_to_pin(m, pm, q)[qsel]
+
+    def to_rbd(x_pin):                               # reduced Pinocchio → reduced rbdlearn
+        return interop.v_from_pin(m, pm, E @ x_pin)[ind]
+
+    def to_pin(x_ind):
+        return E.T @ interop.v_to_pin(m, pm, G @ x_ind)
+
+    assert_close(to_rbd(to_pin(v_ind)), v_ind)       # the maps are consistent
+    pd = pmm.createData()
+    tau_p = pin.rnea(pmm, pd, qp, to_pin(v_ind), to_pin(a_ind))
+    tau = G.T @ rbd.rnea(m, q, G @ v_ind, G @ a_ind)
+    assert_close(tau, to_rbd(tau_p))
+    H_ind = G.T @ rbd.crba(m, q) @ G
+    assert_close(H_ind, interop.H_from_pin(m, pm, E @ pin.crba(pmm, pd, qp) @ E.T)[np.ix_(ind, ind)])
