@@ -120,10 +120,10 @@ class Mechanism:
 
 
 def _append_body(model, parent, joint, Xtree, name, joint_name):
-    return Model(parent=model.parent + [parent], joints=model.joints + [joint],
-                 Xtree=model.Xtree + [np.asarray(Xtree, dtype=float)],
-                 I=model.I + [np.zeros((6, 6))], names=model.names + [joint_name],
-                 body_names=model.body_names + [name], gravity=model.gravity.copy())
+    return model.replace(parent=model.parent + [parent], joints=model.joints + [joint],
+                         Xtree=model.Xtree + [np.asarray(Xtree, dtype=float)],
+                         I=model.I + [np.zeros((6, 6))], names=model.names + [joint_name],
+                         body_names=model.body_names + [name])
 
 
 def add_loop(mech, a, b, joint=None, Xa=None, Xb=None, name=None):
@@ -647,10 +647,9 @@ def _drop_body(model, k):
     """``model`` without body k (a leaf), later bodies renumbered."""
     keep = [i for i in range(model.N + 1) if i != k]
     renum = {old: new for new, old in enumerate(keep)}
-    return Model(parent=[-1] + [renum[model.parent[i]] for i in keep[1:]],
-                 joints=[model.joints[i] for i in keep], Xtree=[model.Xtree[i] for i in keep],
-                 I=[model.I[i] for i in keep], names=[model.names[i] for i in keep],
-                 body_names=[model.body_names[i] for i in keep], gravity=model.gravity.copy())
+    return model.replace(parent=[-1] + [renum[model.parent[i]] for i in keep[1:]],
+                         **{attr: [getattr(model, attr)[i] for i in keep]
+                            for attr in ("joints", "Xtree", "I", "names", "body_names")})
 
 
 def cut(mech, q, qd, name):
@@ -682,9 +681,7 @@ def cut_joint(mech, q, qd, i):
     v_i = body_velocities(model, q, qd)[i]
     joints, Xtree, parent = list(model.joints), list(model.Xtree), list(model.parent)
     joints[i], Xtree[i], parent[i] = Free(), np.eye(6), 0
-    new = Model(parent=parent, joints=joints, Xtree=Xtree, I=list(model.I),
-                names=list(model.names), body_names=list(model.body_names),
-                gravity=model.gravity.copy())
+    new = model.replace(parent=parent, joints=joints, Xtree=Xtree)
     qs = [q[model.q_slices[k]] for k in range(1, model.N + 1)]
     vs = [qd[model.v_slices[k]] for k in range(1, model.N + 1)]
     qs[i - 1] = np.concatenate([p, rot_to_quat(E.T)])     # origin and orientation in base

@@ -117,13 +117,15 @@ def _joint_from_pin(jm, name):
                      f"spherical ZYX and free joints)")
 
 
-def from_pinocchio(pmodel):
+def from_pinocchio(pmodel, physical=True):
     """The rbdlearn :class:`~rbdlearn.model.Model` of a ``pinocchio.Model``: one body per
     Pinocchio joint (Pinocchio already numbers them so that parent < child), joint i's
     placement in its parent as ``Xtree[i]``, its inertia as ``I[i]``, the joint names,
     and the first BODY frame on each joint as its body name. Raises ``ValueError``
     naming the first joint of a type rbdlearn does not have. q and v convert with
-    :func:`q_from_pin` / :func:`v_from_pin`, as for any model with the same joint names."""
+    :func:`q_from_pin` / :func:`v_from_pin`, as for any model with the same joint names.
+    ``physical=False`` accepts inertias that are not physically realisable, which
+    Pinocchio allows (see :class:`~rbdlearn.model.Model`)."""
     N = pmodel.njoints - 1
     joints, Xtree, I = [None], [None], [None]
     for j in range(1, N + 1):
@@ -142,7 +144,7 @@ def from_pinocchio(pmodel):
     return Model(parent=[-1] + [int(pmodel.parents[j]) for j in range(1, N + 1)],
                  joints=joints, Xtree=Xtree, I=I, names=list(pmodel.names),
                  gravity=to_angular_linear(np.array(pmodel.gravity.vector)),
-                 body_names=body_names)
+                 body_names=body_names, physical=physical)
 
 
 def _blocks(model, pmodel):

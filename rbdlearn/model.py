@@ -35,13 +35,14 @@ def _numeric(a):
     return np.asarray(a).dtype != object
 
 
-def check_inertia(I, where, tol=1e-9):
+def check_inertia(I, where, tol=1e-9, physical=True):
     """Raise ``ValueError`` naming ``where`` unless I is a physical spatial inertia.
 
     Physical means: 6x6 and symmetric, mass m >= 0, the form
     ``[Ic + m c×c×ᵀ, m c×; m c×ᵀ, m 1]``, and a rotational inertia Ic about the
     centre of mass that is positive semi-definite with principal moments obeying
-    the triangle inequality (I1 + I2 >= I3).
+    the triangle inequality (I1 + I2 >= I3). ``physical=False`` checks everything
+    but the last two (for published models that break them; Pinocchio accepts those).
     """
     I = np.asarray(I)
     if I.shape != (6, 6):
@@ -68,13 +69,16 @@ def check_inertia(I, where, tol=1e-9):
         Ic = I[:3, :3]
     else:
         Ic = I[:3, :3] - h @ h.T / m
+    if not physical:
+        return
     lam = np.linalg.eigvalsh(Ic)
+    hint = " (physical=False accepts it, as Pinocchio does)"
     if lam[0] < -tol * scale:
         raise ValueError(f"{where}: rotational inertia about the COM is not positive "
-                         f"semi-definite (principal moments {lam})")
+                         f"semi-definite (principal moments {lam}){hint}")
     if lam[0] + lam[1] < lam[2] - tol * scale:
         raise ValueError(f"{where}: principal moments {lam} break the triangle "
-                         f"inequality I1 + I2 >= I3")
+                         f"inequality I1 + I2 >= I3{hint}")
 
 
 class _FrozenList(list):
@@ -103,7 +107,11 @@ class Model:
 
     A model is a value: it is checked once, when built, and never changes after. Its
     lists and arrays are its own read-only copies (editing the lists it was built from
-    does not reach it); a changed model is a new one, ``model.replace(...)``."""
+    does not reach it); a changed model is a new one, ``model.replace(...)``.
+
+    ``physical=False`` accepts rotational inertias that are not positive semi-definite
+    or break the triangle inequality (some published robot descriptions have them);
+    the algorithms run on them, and any singularity they cause is reported there."""
     parent: list
     joints: list
     Xtree: list
@@ -111,6 +119,7 @@ class Model:
     names: list = None          # joint names; names[0] = "base"
     gravity: np.ndarray = field(default_factory=lambda: GRAVITY.copy())
     body_names: list = None     # link names; body_names[0] = the base link
+    physical: bool = True       # check that every inertia is physically realisable
 
     def __post_init__(self):
         def put(attr, value):                 # the one place a field is set (frozen)
@@ -136,6 +145,8 @@ class Model:
             dups = sorted({str(x) for x in seen if seen.count(x) > 1})
             if dups:
                 raise ValueError(f"model.{attr}: duplicate names {dups}")
+        if not isinstance(self.physical, bool):
+            raise ValueError(f"model.physical must be True or False, got {self.physical!r}")
         gravity = np.asarray(self.gravity)
         if gravity.shape != (6,):
             raise ValueError(f"model.gravity must be a spatial 6-vector, got shape "
@@ -163,7 +174,7 @@ class Model:
                     raise ValueError(f"{name}: Xtree is not a Plücker transform "
                                      f"[E 0; −E r× E] (build it with spatial.plux(E, r))")
             Xtree[i] = _frozen_array(X)
-            check_inertia(self.I[i], name)
+            check_inertia(self.I[i], name, physical=self.physical)
             I[i] = _frozen_array(self.I[i])
             j = self.joints[i]
             q_index[i], v_index[i] = nq, nv
@@ -195,8 +206,10 @@ class Model:
         for j in self.joints[1:]:
             kinds[type(j).__name__] = kinds.get(type(j).__name__, 0) + 1
         joints = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
+        g = np.array2string(np.asarray(self.gravity, float)[3:], precision=3)
+        unchecked = "" if self.physical else "; inertias not checked (physical=False)"
         return (f"Model(N={self.N} bodies, nq={self.nq}, nv={self.nv}; joints: {joints}; "
-                f"gravity {np.array2string(np.asarray(self.gravity, float)[3:], precision=3)})")
+                f"gravity {g}{unchecked})")
 
     def subtree(self, i):
         """Bodies in the subtree rooted at body i (i included), in increasing order."""
@@ -433,7 +446,7 @@ def floating_base(model, inertia, name="root_joint", body_name="root"):
     """A copy of ``model`` whose root is a free-floating body with spatial inertia
     ``inertia``: a new body 1 joined to the world by a free joint, carrying every
     body that was attached to the fixed base."""
-    check_inertia(inertia, f"floating base body '{body_name}'")
+    check_inertia(inertia, f"floating base body '{body_name}'", physical=model.physical)
     parent = [-1, 0] + [p + 1 if p > 0 else 1 for p in model.parent[1:]]
     return Model(parent=parent,
                  joints=[None, Free()] + model.joints[1:],
@@ -441,4 +454,4 @@ def floating_base(model, inertia, name="root_joint", body_name="root"):
                  I=[None, np.asarray(inertia)] + model.I[1:],
                  names=["base", name] + model.names[1:],
                  body_names=[model.body_names[0], body_name] + model.body_names[1:],
-                 gravity=model.gravity.copy())
+                 gravity=model.gravity.copy(), physical=model.physical)

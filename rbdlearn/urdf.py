@@ -40,7 +40,10 @@ with everything welded to it) whose rotational inertia is not positive
 semi-definite or whose principal moments break the triangle inequality, is an
 error naming its links. A welded link alone may be unphysical (published URDFs
 give such placeholder values to sensor frames and flanges), as Pinocchio accepts;
-the root link's inertia is ignored for a fixed base.
+the root link's inertia is ignored for a fixed base. ``physical=False`` loads
+bodies whose summed inertia is not physically realisable all the same (a few
+published models have them; Pinocchio loads them): the model is built with
+``Model(..., physical=False)``.
 """
 
 import sysconfig
@@ -230,7 +233,7 @@ def _root_and_children(links, joints):
     return roots[0], children
 
 
-def loads(xml, floating_base=False, mimic=None):
+def loads(xml, floating_base=False, mimic=None, physical=True):
     """The :class:`Model` of a URDF document given as a string (or bytes).
 
     With ``floating_base=True`` the root link becomes body 1 on a free joint
@@ -241,15 +244,15 @@ def loads(xml, floating_base=False, mimic=None):
     multiplier, offset)`` by joint name), for :func:`~rbdlearn.aba.gear_matrix`,
     :func:`~rbdlearn.aba.geared_q` and :func:`~rbdlearn.aba.aba_geared`.
     ``mimic=False`` reads mimic joints as independent ones; the default does too,
-    with a warning naming them. Raises :class:`URDFError` naming the element on
-    malformed input.
+    with a warning naming them. ``physical=False``: see the module docstring.
+    Raises :class:`URDFError` naming the element on malformed input.
     """
-    return _with_mimic(*_build(xml, floating_base), mimic)
+    return _with_mimic(*_build(xml, floating_base, physical), mimic)
 
 
-def load(path, floating_base=False, mimic=None):
+def load(path, floating_base=False, mimic=None, physical=True):
     """The :class:`Model` of the URDF file at ``path``; see :func:`loads`."""
-    return _with_mimic(*_build(Path(path).read_bytes(), floating_base), mimic)
+    return _with_mimic(*_build(Path(path).read_bytes(), floating_base, physical), mimic)
 
 
 def _with_mimic(model, mimics, fixed, mimic):
@@ -275,7 +278,7 @@ def _with_mimic(model, mimics, fixed, mimic):
     return model, [Gear(*m) for m in mimics]
 
 
-def _build(xml, floating_base):
+def _build(xml, floating_base, physical):
     """The model of a URDF document, its mimic joints and the names of its fixed joints."""
     links, joints = _parse(xml)
     root, children = _root_and_children(links, joints)
@@ -321,13 +324,13 @@ def _build(xml, floating_base):
                  f"link '{welded[b][0]}' with the links welded to it "
                  f"({', '.join(repr(lk) for lk in welded[b][1:])})")
         try:
-            check_inertia(I[b], f"{where}, <inertial> summed")
+            check_inertia(I[b], f"{where}, <inertial> summed", physical=physical)
         except ValueError as e:
             raise URDFError(str(e)) from None
     base_inertia = I[0]
     I[0] = None
     model = Model(parent=parent, joints=jts, Xtree=Xtree, I=I, names=names,
-                  body_names=body_names)
+                  body_names=body_names, physical=physical)
     if floating_base:
         model = _floating_base(model, base_inertia, "root_joint", root)
     mimics = [(j["name"], *j["mimic"]) for j in joints if "mimic" in j and j["type"] != "fixed"]

@@ -299,14 +299,20 @@ def test_from_pinocchio_round_trip(floating):
 
 
 @pytest.mark.parametrize("robot", ["ur_description/urdf/ur5_robot.urdf",
-                                   "talos_data/robots/talos_reduced.urdf"])
+                                   "talos_data/robots/talos_reduced.urdf",
+                                   "romeo_description/urdf/romeo_small.urdf"])
 def test_from_pinocchio_of_a_urdf_model_matches_pinocchio(robot):
     """A model Pinocchio built from a URDF (its own joint types: RX, RZ, ...), brought
-    over, gives Pinocchio's RNEA, ABA and CRBA."""
+    over, gives Pinocchio's RNEA, ABA and CRBA; romeo_small, whose arm links are not
+    physical rigid bodies, only with physical=False."""
     from rbdlearn.urdf import example_robot_path
     pm = pin.buildModelFromUrdf(example_robot_path(robot), pin.JointModelFreeFlyer())
     pd = pm.createData()
-    model = interop.from_pinocchio(pm)
+    physical = "romeo" not in robot
+    if not physical:
+        with pytest.raises(ValueError, match="joint 'RShoulderYaw'.*physical=False accepts"):
+            interop.from_pinocchio(pm)
+    model = interop.from_pinocchio(pm, physical=physical)
     assert model.nv == pm.nv and model.names[1:] == list(pm.names)[1:]
     rng = np.random.default_rng(3)
     q, qd, x = rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)

@@ -109,6 +109,23 @@ def test_triangle_inequality_violation():
     build(**replaced("I", 2, mcI(1.0, np.zeros(3), np.diag([0.0, 0.1, 0.1]))))
 
 
+def test_physical_false_accepts_unrealisable_inertias_only():
+    """Some published models have them (Pinocchio accepts them); the structure of a
+    spatial inertia is still checked, and the flag travels with the model."""
+    bad = mcI(1.0, np.array([0.1, 0.2, 0.3]), np.diag([0.1, 0.2, 0.5]))   # 0.1 + 0.2 < 0.5
+    with pytest.raises(ValueError, match=r"triangle inequality.*physical=False accepts it"):
+        build(**replaced("I", 2, bad))
+    model = build(**replaced("I", 2, bad), physical=False)
+    assert np.array_equal(model.I[2], bad) and "physical=False" in repr(model)
+    assert "physical" not in repr(build())
+    assert not model.replace(gravity=np.zeros(6)).physical
+    assert not rbd.floating_base(model, good_inertia()).physical
+    with pytest.raises(ValueError, match="negative mass"):
+        build(**replaced("I", 2, -bad), physical=False)
+    with pytest.raises(ValueError, match="model.physical must be True or False, got 0"):
+        build(physical=0)
+
+
 @pytest.mark.parametrize("bad, match", [
     (np.full((6, 6), np.nan), "NaN"),
     (np.eye(5), "6x6"),

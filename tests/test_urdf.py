@@ -434,17 +434,18 @@ def _all_robot_files():
 
 
 ALL_ROBOTS = _all_robot_files()
-# What rbdlearn refuses, and why (Pinocchio accepts the first two, whose moving links are
-# not rigid bodies even with everything welded to them; the third describes no link).
-REFUSED = {
+# Bodies that are not physically realisable even with everything welded to them: loaded
+# only with physical=False (Pinocchio loads them without a check)
+UNPHYSICAL = {
     "romeo_description/urdf/romeo_small.urdf": "link 'RShoulderYawLink'.*triangle inequality",
     "romeo_description/urdf/romeo_laas_small.urdf": "not positive semi-definite",
-    "ur_description/urdf/ur3.urdf": "URDF has no <link>",
 }
+# An empty placeholder file, which Pinocchio refuses too
+REFUSED = {"ur_description/urdf/ur3.urdf": "URDF has no <link>"}
 
 
 def test_the_robots_are_discovered():
-    assert len(ALL_ROBOTS) >= 60 and set(REFUSED) <= set(ALL_ROBOTS)
+    assert len(ALL_ROBOTS) >= 60 and set(REFUSED) | set(UNPHYSICAL) <= set(ALL_ROBOTS)
 
 
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
@@ -457,8 +458,14 @@ def test_every_robot_loads_and_matches_pinocchio(relpath, floating):
     if relpath in REFUSED:
         with pytest.raises(URDFError, match=REFUSED[relpath]):
             urdf.load(path, floating_base=floating)
+        with pytest.raises(ValueError, match="does not contain a valid URDF model"):
+            pin.buildModelFromUrdf(path)
         return
-    m = urdf.load(path, floating_base=floating, mimic=False)     # as Pinocchio's default
+    physical = relpath not in UNPHYSICAL
+    if not physical:
+        with pytest.raises(URDFError, match=UNPHYSICAL[relpath] + r".*physical=False accepts"):
+            urdf.load(path, floating_base=floating)
+    m = urdf.load(path, floating_base=floating, mimic=False, physical=physical)  # as Pinocchio
     pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
           else pin.buildModelFromUrdf(path))
     pd = pm.createData()
@@ -529,7 +536,7 @@ def test_bad_mimic():
         urdf.loads(MIMIC_DOC, mimic="yes")
 
 
-MIMIC_ROBOTS = [r for r in ALL_ROBOTS if r not in REFUSED
+MIMIC_ROBOTS = [r for r in ALL_ROBOTS if r not in REFUSED and r not in UNPHYSICAL
                 and "<mimic" in open(urdf.example_robot_path(r)).read()]
 # A URDF whose <mimic> names a joint it does not have (Pinocchio refuses it too)
 BROKEN_MIMIC = {"alex_description/urdf/alex_psyonic_hands.urdf":
