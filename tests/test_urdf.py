@@ -452,8 +452,7 @@ def test_the_robots_are_discovered():
 @pytest.mark.parametrize("relpath", ALL_ROBOTS, ids=[r.replace("/", ":") for r in ALL_ROBOTS])
 def test_every_robot_loads_and_matches_pinocchio(relpath, floating):
     """Discovered from the installed package: each URDF loads (placeholder inertias of
-    welded links included) and its RNEA, CRBA and ABA are Pinocchio's; the few that
-    cannot be modelled are refused with the reason above."""
+    welded links included) and its body poses, RNEA, CRBA and ABA are Pinocchio's."""
     path = urdf.example_robot_path(relpath)
     if relpath in REFUSED:
         with pytest.raises(URDFError, match=REFUSED[relpath]):
@@ -473,6 +472,12 @@ def test_every_robot_loads_and_matches_pinocchio(relpath, floating):
     rng = np.random.default_rng(zlib.crc32(relpath.encode()))
     q, v, a = rbd.random_q(m, rng), rng.normal(size=m.nv), rng.normal(size=m.nv)
     qp, vp, ap = interop.q_to_pin(m, pm, q), interop.v_to_pin(m, pm, v), interop.v_to_pin(m, pm, a)
+    pin.framesForwardKinematics(pm, pd, qp)
+    X0 = rbd.forward_kinematics(m, q)
+    for i in range(1, m.N + 1):                      # the pose of every body
+        M, (R, p) = pd.oMf[pin_frame(pm, m.body_names[i])], rbd.body_pose(X0[i])
+        np.testing.assert_allclose(R, M.rotation, atol=1e-12)
+        np.testing.assert_allclose(p, M.translation, atol=1e-12 * (1 + np.abs(p).max()))
     scale = 1.0 + np.abs(pin.rnea(pm, pd, qp, vp, ap)).max(initial=0.0)
     np.testing.assert_allclose(rbd.rnea(m, q, v, a),
                                interop.v_from_pin(m, pm, pin.rnea(pm, pd, qp, vp, ap)),
