@@ -568,8 +568,9 @@ def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, t
 @dataclass(frozen=True, eq=False)
 class Connection:
     """Result of :func:`connect`: the new mechanism, its state after the velocity jump,
-    the jump Δθ̇_G of the old generalized velocities and the impulse F₁ (virtual-link
-    coordinates) that the connection applied to link a."""
+    the jump Δθ̇_G of the old generalized velocities and the impulse F₁ of seed 004
+    eq. (29), in virtual-link coordinates: A Δθ̇ = −(J₁ − J₂)ᵀ F₁, so the connection
+    applied −F₁ to link a and +F₁ to link b."""
     mech: Mechanism
     q: np.ndarray
     qd: np.ndarray
@@ -578,7 +579,8 @@ class Connection:
 
 
 def velocity_jump(A, J1, J2, Jn, qd_G, tol=1e-10):
-    """Δθ̇ and F₁ of a connection inside one mechanism (eqs. 29–33): A its inertia in the
+    """Δθ̇ and F₁ of a connection inside one mechanism (eqs. 29–33; A Δθ̇ = −(J1 − J2)ᵀ F₁,
+    see :class:`Connection` for the sign): A its inertia in the
     generalized coordinates θ, J1 / J2 the Jacobians of the two links' frames, Jn (6 x p)
     the new joint's motion subspace (p = 0: a weld, C̃ = 0).
 
