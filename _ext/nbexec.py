@@ -152,7 +152,10 @@ def execute(path, timeout=CELL_TIMEOUT):
         log_path = Path(cwd) / ".kernel.log"
         with open(log_path, "w") as log:
             try:
-                client.execute(cwd=cwd, stdout=log, stderr=log)
+                # RBDLEARN_STATIC_WIDGETS: an explorer shows its kernel-free form, whose
+                # stored state the book's pages use (rbdlearn/widgets.py)
+                client.execute(cwd=cwd, stdout=log, stderr=log,
+                               env={**os.environ, "RBDLEARN_STATIC_WIDGETS": "1"})
             except (CellTimeoutError, DeadKernelError) as err:
                 i = current["index"]
                 failures.append(CellFailure(i, nb.cells[i].source,

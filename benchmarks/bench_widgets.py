@@ -11,7 +11,11 @@ Every public ``*_explorer`` in rbdlearn.widgets is timed; one that the notebooks
 with arguments gets one line in CALLS (one that has required arguments and no such line
 is listed, not timed).
 
-    .venv/bin/python benchmarks/bench_widgets.py [--repeat 7] [--only NAME]
+With ``--static``, also the kernel-free form of each (``widgets.precomputed``, what the
+book's pages show): its frame count, the time to precompute it, and what it adds to its
+page — the frames' PNGs as the page stores them (base64) plus the read-outs' HTML.
+
+    .venv/bin/python benchmarks/bench_widgets.py [--repeat 7] [--only NAME] [--static]
 """
 
 import argparse
@@ -96,17 +100,37 @@ def time_control(control, repeat):
     return best
 
 
+def static_form(box):
+    """(frames, seconds to precompute, kB added to the page) of the kernel-free form."""
+    t0 = time.perf_counter()
+    static = widgets.precomputed(box)
+    seconds = time.perf_counter() - t0
+    frames, size, todo = 0, 0.0, [static.pictures, static.readouts]
+    while todo:
+        w = todo.pop()
+        if isinstance(w, W.Stack):
+            todo.extend(w.children)
+        elif isinstance(w, W.Image):
+            frames += 1
+            size += 4 / 3 * len(w.value)          # base64 in the page's widget state
+        else:
+            size += len(w.value.encode())
+    return frames, seconds, size / 1024
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7, help="timed calls per control (best kept)")
     ap.add_argument("--only", help="time only this explorer")
+    ap.add_argument("--static", action="store_true",
+                    help="also measure each explorer's kernel-free form")
     args = ap.parse_args()
     print(f"widget update callbacks: best of {args.repeat} calls per control, "
           f"budget {BUDGET_MS:.0f} ms\n")
     head = f"{'explorer':<30} {'control':<12} {'best ms':>8} {'budget ms':>10}  result"
     print(head)
     print("-" * len(head))
-    worst, untimed = {}, []
+    worst, untimed, static = {}, [], {}
     for name, make in explorers():
         if args.only and name != args.only:
             continue
@@ -125,11 +149,21 @@ def main():
             worst[name] = max(worst.get(name, 0.0), ms)
             verdict = "PASS" if ms <= BUDGET_MS else f"OVER by {ms - BUDGET_MS:.0f} ms"
             print(f"{name:<30} {key:<12} {ms:>8.1f} {BUDGET_MS:>10.0f}  {verdict}")
+        if args.static:
+            static[name] = static_form(box)
     over = [n for n, ms in worst.items() if ms > BUDGET_MS]
     print(f"\n{len(worst)} explorers, slowest control "
           f"{max(worst.values(), default=0):.1f} ms; "
           + (f"over budget: {', '.join(over)}" if over else "all within budget")
           + (f"; not timed: {', '.join(untimed)}" if untimed else ""))
+    if static:
+        print(f"\nkernel-free forms (widgets.precomputed)\n{'explorer':<30} {'frames':>6} "
+              f"{'seconds':>8} {'kB added':>9}")
+        for name, (frames, seconds, kb) in static.items():
+            print(f"{name:<30} {frames:>6} {seconds:>8.1f} {kb:>9.0f}")
+        print(f"{'total':<30} {sum(f for f, _, _ in static.values()):>6} "
+              f"{sum(s for _, s, _ in static.values()):>8.1f} "
+              f"{sum(k for _, _, k in static.values()):>9.0f}")
 
 
 if __name__ == "__main__":

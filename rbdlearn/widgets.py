@@ -7,12 +7,20 @@ slider callback moves its artists in place and re-renders it into an
 ``box.figure`` and ``box.controls`` (a dict of the sliders) so that a notebook can
 drive the widget from code, as the book's tests do.
 
-Widgets need a live kernel; the book shows a static figure (its "static twin") next
-to each one.
+Each explorer also has a kernel-free form, for the book's HTML pages where no kernel
+runs: its picture and read-out precomputed at a grid of values of its main controls
+(``box.views``), in one ``Stack`` per control that the control switches client-side
+(``jslink``, which works in the widget state stored with the page). Displaying an
+explorer shows that form when the environment variable ``RBDLEARN_STATIC_WIDGETS`` is
+``1``: the book's notebook runner sets it (``_ext/nbexec.py``); anywhere else the live
+widget is shown. :func:`precomputed` builds the form directly. The book also shows a
+static figure (the explorer's "static twin") next to each one.
 """
 
 import io
+import itertools
 import math
+import os
 
 import ipywidgets as W
 import numpy as np
@@ -27,7 +35,7 @@ from .joints import zyx_angles  # re-exported: the chapter 2 notebooks call widg
 from .model import Model, planar_chain
 from .spatial import force_X, inv_X, mcI, plux, rotx
 
-__all__ = ["plucker_explorer", "rnea_explorer", "constrained_motion_explorer",
+__all__ = ["precomputed", "plucker_explorer", "rnea_explorer", "constrained_motion_explorer",
            "with_payload", "plate_body", "hinge_S", "slider_S", "PLANE_S",
            "applied_force", "draw_propagation", "propagation_explorer",
            "draw_heatmap", "felt_inertias", "felt_masses",
@@ -49,24 +57,144 @@ class _Picture:
         self.image.value = buf.getvalue()
 
 
+# Layout: the picture first, the controls beside it or, in a narrow column, below it;
+# every part at most as wide as the column (a picture scales down with its width).
+def _control_layout():
+    return W.Layout(width="calc(100% - 4px)", max_width="340px")   # 2 px margins
+
+
+def _picture_layout():
+    return W.Layout(max_width="100%", height="auto", margin="0")
+
+
+def _explorer_layout():
+    return W.Layout(display="flex", flex_flow="row wrap", align_items="flex-start",
+                    max_width="100%")
+
+
+def _column_layout():
+    return W.Layout(flex="1 1 260px", min_width="0", max_width="100%")
+
+
 def _slider(description, value, lo, hi, step=0.01):
     return W.FloatSlider(value=value, min=lo, max=hi, step=step, description=description,
                          continuous_update=True, readout_format=".2f",
-                         style={"description_width": "70px"},
-                         layout=W.Layout(width="300px"))
+                         style={"description_width": "70px"}, layout=_control_layout())
+
+
+def _grid(lo, hi, step):
+    """Values from lo to hi (both included when hi − lo is a multiple of step), rounded
+    to the sliders' two decimals: the grid of a precomputed view."""
+    return [round(float(x), 2) for x in np.arange(lo, hi + step / 2, step)]
 
 
 def _vec(a, digits=2):
     return "[" + ", ".join(f"{x:+.{digits}f}" for x in a) + "]"
 
 
-def _box(picture, controls, html, update):
+class _Explorer(W.Box):
+    """An explorer: the picture, the controls and the read-out (``box.figure``,
+    ``box.controls``, ``box.html``), and ``box.views`` {control name: values}, the grid
+    of its kernel-free form. Displayed with RBDLEARN_STATIC_WIDGETS=1, it shows that
+    form (see the module docstring)."""
+
+    def _repr_mimebundle_(self, **kwargs):
+        if os.environ.get("RBDLEARN_STATIC_WIDGETS") == "1":
+            self.static = precomputed(self)        # kept: a dropped widget closes itself
+            return self.static._repr_mimebundle_(**kwargs)
+        return super()._repr_mimebundle_(**kwargs)
+
+
+def _box(picture, controls, html, update, views):
     for c in controls.values():
         c.observe(lambda change: update(), names="value")
     update()
-    box = W.HBox([picture.image, W.VBox(list(controls.values()) + [html])])
-    box.figure, box.controls, box.html = picture.fig, controls, html
+    picture.image.layout = _picture_layout()
+    box = _Explorer([picture.image,
+                     W.VBox(list(controls.values()) + [html], layout=_column_layout())],
+                    layout=_explorer_layout())
+    box.figure, box.controls, box.html, box.views = picture.fig, controls, html, views
     return box
+
+
+def _small_png(png, colors=64):
+    """The PNG with a palette of ``colors`` (plots use few; the file gets 3–4x smaller)."""
+    image = PIL.Image.open(io.BytesIO(png)).convert("RGB")
+    out = io.BytesIO()
+    image.quantize(colors=colors, method=PIL.Image.Quantize.FASTOCTREE).save(out, format="png")
+    return out.getvalue()
+
+
+def _selector(control, values, index):
+    """A control that picks an index into ``values``: a slider's values as a selection
+    slider with the same label, a drop-down's options as a drop-down."""
+    if isinstance(control, W.Dropdown):
+        return W.Dropdown(options=[str(v) for v in values], index=index,
+                          description=control.description, layout=_control_layout(),
+                          style=control.style)
+    if isinstance(control, W.SelectionSlider):
+        label = dict(zip(control._options_values, control._options_labels))
+        labels = [label[v] for v in values]
+    else:
+        fmt = getattr(control, "readout_format", ".2f")
+        labels = [str(v) if isinstance(v, (int, np.integer)) else format(v, fmt)
+                  for v in values]
+    return W.SelectionSlider(options=list(zip(labels, range(len(values)))), index=index,
+                             description=control.description, layout=_control_layout(),
+                             style=control.style, continuous_update=True)
+
+
+def _nearest(values, value):
+    """The index of ``value`` in ``values``, or of the nearest number."""
+    if value in values:
+        return values.index(value)
+    return int(np.argmin([abs(x - value) for x in values]))
+
+
+def precomputed(box):
+    """The kernel-free form of an explorer ``box``: for every combination of the values
+    in ``box.views`` ({control name: values}), the picture and read-out the live widget
+    shows there, in nested ``Stack`` widgets; one selector per control (a selection
+    slider or drop-down) picks the child of every Stack at its level through ``jslink``
+    (ipywidgets' client-side link, so it works in a page without a kernel). The live
+    controls are put back afterwards. Returns a box like the explorer's, with
+    ``.controls`` (the selectors) and ``.pictures`` / ``.readouts`` (the Stacks)."""
+    names, live = list(box.views), box.controls
+    values = [list(box.views[n]) for n in names]
+    saved = {n: c.value for n, c in live.items()}
+    frames = {}
+    for combo in itertools.product(*(range(len(v)) for v in values)):
+        for n, v, k in zip(names, values, combo):
+            live[n].value = v[k]
+        frames[combo] = (_small_png(box.children[0].value), box.html.value)
+    for n, v in saved.items():                    # drop-downs first: they reset sliders
+        if isinstance(live[n], W.Dropdown):
+            live[n].value = v
+    for n, v in saved.items():
+        live[n].value = v
+    start = [_nearest(v, saved[n]) for n, v in zip(names, values)]
+    selectors = [_selector(live[n], v, k) for n, v, k in zip(names, values, start)]
+    links = []
+
+    def stack(prefix, leaf):
+        d = len(prefix)
+        if d == len(names):
+            return leaf(*frames[prefix])
+        s = W.Stack([stack(prefix + (k,), leaf) for k in range(len(values[d]))],
+                    selected_index=start[d], layout=W.Layout(max_width="100%", margin="0"))
+        # from the Stack to the selector: the other way round, the HTML manager fails
+        # to draw a Stack of images when the page opens ("could not create a view")
+        links.append(W.jslink((s, "selected_index"), (selectors[d], "index")))
+        return s
+
+    pictures = stack((), lambda png, _: W.Image(value=png, format="png",
+                                                layout=_picture_layout()))
+    readouts = stack((), lambda _, text: W.HTML(text))
+    out = W.Box([pictures, W.VBox(selectors + [readouts], layout=_column_layout())],
+                layout=_explorer_layout())
+    out.controls, out.pictures, out.readouts = dict(zip(names, selectors)), pictures, readouts
+    out.links = links                            # kept: a dropped link closes itself
+    return out
 
 
 # ------------------------------------------------------------------ (a) Plücker explorer
@@ -114,12 +242,13 @@ def plucker_explorer(force=(-1.0, 0.0, 0.0, 0.0, 1.0, 0.0)):
                          0.25 * np.array([v_O[5], vB_world[2]]))
         pic.refresh()
         html.value = (
-            "<pre style='font-size:12px;line-height:1.35'>"
+            "<pre style='white-space:pre-wrap;font-size:12px;line-height:1.35'>"
             f"ᴼv = {_vec(v_O)}\nᴮv = ᴮX_O ᴼv\n   = {_vec(v_B)}\n\n"
             f"ᴼf = {_vec(f_O)}\nᴮf = ᴮX_O⁻ᵀ ᴼf\n   = {_vec(f_B)}\n\n"
             f"power ᴼv·ᴼf = {v_O @ f_O:+.4f} W\n      ᴮv·ᴮf = {v_B @ f_B:+.4f} W</pre>")
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"B_θ": _grid(-3.0, 3.0, 0.5), "B_y": [0.0, 1.0, 2.0]})
 
 
 # ---------------------------------------------------------------------- (b) RNEA explorer
@@ -175,10 +304,11 @@ def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale
         top = max(5.0, 1.15 * max(np.abs(p).max() for p in parts.values()))
         bx.set_ylim(-top, top)
         pic.refresh()
-        html.value = ("<pre style='font-size:12px'>" + "\n".join(
+        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>" + "\n".join(
             f"{k:9s}{_vec(v)} N m" for k, v in parts.items()) + "</pre>")
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"q1": _grid(-3.0, 3.0, 0.6), "q2": [-2.0, -0.8, 0.4, 1.6]})
 
 
 def with_payload(arm, mass, length):
@@ -255,7 +385,7 @@ def constrained_motion_explorer():
     ax.legend(loc="lower left", fontsize=7)
     pic.fig.tight_layout()
     c = {"joint": W.Dropdown(options=["hinge", "slider", "plane"], value="hinge",
-                             description="joint", layout=W.Layout(width="300px"),
+                             description="joint", layout=_control_layout(),
                              style={"description_width": "70px"}),
          "P_y": _slider("hinge y", 0.0, -1, 2), "P_z": _slider("hinge z", 0.2, -1, 1.4),
          "φ": _slider("slider angle", 0.0, -3.14, 3.14),
@@ -282,12 +412,14 @@ def constrained_motion_explorer():
         guide.set_data(*(([0.6 - d[0], 0.6 + d[0]], [0.2 - d[1], 0.2 + d[1]])
                          if kind == "slider" else ([], [])))
         pic.refresh()
-        html.value = ("<pre style='font-size:12px'>"
+        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
                       f"f      = {_vec(f)}\nα̇      = {_vec(alpha_dot, 3)}\n"
                       f"a      = {_vec(a)}\nf_c    = I a − f\n       = {_vec(f_c)}\n"
                       f"Sᵀ f_c = {_vec(S.T @ f_c, 6)}</pre>")
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"joint": ["hinge", "slider", "plane"],
+                       "β": _grid(-3.14, 3.14, np.pi / 6)})
 
 
 # ------------------------------------------------- (d) Chapter 2: propagation and Î, Ẑ
@@ -354,11 +486,12 @@ def propagation_explorer():
         out = draw(c["θ_a"].value, c["ω_a"].value, (c["r_y"].value, c["r_z"].value),
                    (c["v_y"].value, c["v_z"].value), c["ω_ab"].value)
         pic.refresh()
-        html.value = ("<pre style='font-size:12px'>[linear; angular], b's axes\n"
+        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>[linear; angular], b's axes\n"
                       f"V_b  = {_vec(out['V_b'])}\nC_ab = {_vec(out['C_ab'])}\n"
                       f"A_b  = {_vec(out['A_b'])}\n(A_a = 0, A_ab = 0)</pre>")
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"ω_ab": _grid(-2.0, 2.0, 0.5), "v_y": [-1.0, 0.0, 1.0]})
 
 
 _LIN_ANG = ["$f_x$", "$f_y$", "$f_z$", "$n_x$", "$n_y$", "$n_z$"]
@@ -418,7 +551,8 @@ def articulated_inertia_explorer():
         axes, ("own", "articulated", "rigid"),
         ("own $I_1$", "articulated $\\hat I_1$", "rigid (joint 2 locked)"))]
     pic.fig.tight_layout()
-    c = {"q2": _slider("q2", 0.8, -3.14, 3.14), "m2": _slider("m2 kg", 1.0, 0.0, 3.0)}
+    c = {"q2": _slider("q2", 0.8, -3.14, 3.14),
+         "m2": _slider("m2 kg", 1.0, 0.1, 3.0)}     # not 0: a massless leaf has D = 0
     html = W.HTML()
 
     def update():
@@ -427,11 +561,12 @@ def articulated_inertia_explorer():
             d(mats[k])
         pic.refresh()
         felt = {k: felt_masses(M) for k, M in mats.items()}
-        html.value = ("<pre style='font-size:12px'>mass felt by a push\n"
+        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>mass felt by a push\n"
                       "along body 1's  y      z\n" + "\n".join(
                           f"{k:12s}{a:6.3f} {b:6.3f}" for k, (a, b) in felt.items()) + "</pre>")
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"q2": _grid(-2.8, 2.8, 0.4), "m2": [0.3, 1.0, 3.0]})
 
 
 
@@ -511,7 +646,7 @@ def contact_explorer():
         pic.refresh()
         Pn, Pt = res.P[2], res.P[1]
         ratio = f"{abs(Pt) / Pn:.3f}" if Pn > 0 else "—"
-        html.value = ("<pre style='font-size:12px'>"
+        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
                       f"mode      {res.mode}\n"
                       f"v before  (y, z) = {_vec(res.v_before[1:])} m/s\n"
                       f"v after   (y, z) = {_vec(res.v_after[1:])} m/s\n"
@@ -520,7 +655,8 @@ def contact_explorer():
                       f"Δq̇              = {_vec(res.dqd)} rad/s\n"
                       f"kinetic energy change = {energy(CONTACT_ARM, q, qd + res.dqd) - energy(CONTACT_ARM, q, qd):+.3f} J</pre>")
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"e": _grid(0.0, 1.0, 0.25), "mu": [0.0, 0.15, 0.3, 0.6, 1.0, 1.5]})
 
 
 # ------------------------------------------- (e) Chapter 2: the ball joint, swing and twist
@@ -603,7 +739,7 @@ def ball_joint_explorer(swing_max=math.radians(40)):
         qz, qy, qx = zyx_angles(R)
         g, _ = swing_twist_limit_violation(R, c["limit"].value)
         html.value = (
-            "<pre style='font-size:12px;line-height:1.35'>R =\n" +
+            "<pre style='white-space:pre-wrap;font-size:12px;line-height:1.35'>R =\n" +
             "\n".join(_vec(row, 3) for row in R) +
             f"\n\nfrom R:  swing = arccos R_zz   = {swing:+.3f}\n"
             f"         twist (corr. eq. 29) = {twist:+.3f}\n"
@@ -612,7 +748,8 @@ def ball_joint_explorer(swing_max=math.radians(40)):
             f"limit:   g_swing = {g[0]:+.3f}  "
             f"({'outside' if g[0] > 0 else 'inside'} the cone)</pre>")
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"swing": _grid(0.0, 3.0, 0.25), "φ": [-1.57, 0.0, 1.57]})
 
 
 __all__ += ["zyx_angles", "draw_ball_joint", "ball_joint_explorer"]   # zyx_angles: from joints
@@ -670,9 +807,9 @@ def aba_step_explorer():
     pic = _Picture((10.0, 2.6))
     html = W.HTML()
     c = {"tree": W.Dropdown(options=list(trees), description="tree",
-                            layout=W.Layout(width="300px")),
+                            layout=_control_layout()),
          "step": W.IntSlider(value=0, min=0, max=5, description="step",
-                             layout=W.Layout(width="300px"))}
+                             layout=_control_layout())}
 
     shown = {"name": None, "draws": []}
 
@@ -692,8 +829,9 @@ def aba_step_explorer():
             for ax in axes:
                 ax.set_xticks([]), ax.set_yticks([])
             shown["title"] = pic.fig.suptitle("", fontsize=10)
+            pic.fig.subplots_adjust(top=0.8)          # room for the title over the panels
             shown["name"] = name
-            html.value = ("<pre style='font-size:12px'>parent λ(i): " + str(model.parent[1:])
+            html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>parent λ(i): " + str(model.parent[1:])
                           + "\njoints: " + ", ".join(type(j).__name__ for j in model.joints[1:])
                           + "\nstep s: bodies N … N−s+1 have added their\n"
                             "contribution (eq. 25) to their parents</pre>")
@@ -704,7 +842,9 @@ def aba_step_explorer():
         shown["title"].set_text(f"{name}: after {s} of {model.N} steps")
         pic.refresh()
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"tree": list(trees),
+                       "step": list(range(max(m.N for m, _ in trees.values()) + 1))})
 
 
 
@@ -819,9 +959,9 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
     pic = _Picture((8.0, 3.6), dpi=70)
     html = W.HTML()
     c = {"parents": W.Text(value=parents, description="λ(1..N)", continuous_update=False,
-                           layout=W.Layout(width="300px")),
+                           layout=_control_layout()),
          "step": W.IntSlider(value=0, min=0, max=len(parse_parents(parents)), description="body",
-                             layout=W.Layout(width="300px"))}
+                             layout=_control_layout())}
     state = {"text": None}
 
     def update():
@@ -829,7 +969,7 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
             try:
                 model = tree_from_parents(parse_parents(c["parents"].value))
             except ValueError as err:
-                html.value = f"<pre style='color:#b00;font-size:12px'>{err}</pre>"
+                html.value = f"<pre style='white-space:pre-wrap;color:#b00;font-size:12px'>{err}</pre>"
                 return
             q = np.random.default_rng(1).uniform(-np.pi, np.pi, model.nq)
             owner = fill_owner(model)
@@ -842,7 +982,7 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
         k = min(c["step"].value, model.N)
         state["show"](k)
         zeros = int((owner == 0).sum())
-        html.value = ("<pre style='font-size:12px'>"
+        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
                       f"N = {model.N}, nv = {model.nv}: {zeros} of {model.nv ** 2} entries\n"
                       "are zero whatever q (white)\n"
                       + (f"body {k} fills the entries (j, {k}) and ({k}, j)\n"
@@ -851,7 +991,8 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
                       + "</pre>")
         pic.refresh()
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"step": list(range(8))})
 
 
 # ------------------------------------------------- (h) four-bar explorer (Chapter 5)
@@ -943,7 +1084,7 @@ def four_bar_explorer(mech=None, n_sweep=121):
         refresh()
         names = [FOUR_BAR_JOINTS[k] for k in split.S]
         html.value = (
-            "<pre style='font-size:12px'>"
+            "<pre style='white-space:pre-wrap;font-size:12px'>"
             f"θ_J = {_vec(np.angle(np.exp(1j * q)))} rad (wrapped)\n\n"
             f"pivoted split: θ_G = {FOUR_BAR_JOINTS[split.G[0]]}\n"
             f"  θ_S = {', '.join(names)}\n  H = −J_S⁻¹J_G = {_vec(r.H[:, 0])}\n\n"
@@ -951,7 +1092,8 @@ def four_bar_explorer(mech=None, n_sweep=121):
                 f"  {n:8s}{x:10.3g}" for n, x in zip(FOUR_BAR_JOINTS, conds))
             + f"\n  pivoted {np.linalg.cond(r.JS):10.3g}</pre>")
 
-    box = _box(pic, c, html, update)
+    box = _box(pic, c, html, update,
+               views={"crank": _grid(0.0, 6.25, 0.25)})
     box.sweep, box.state = sweep, state
     return box
 
@@ -1096,14 +1238,15 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
                                                                   compress_level=1)
         pic.image.value = buf.getvalue()
         f = traj.link_forces[k]
-        html.value = ("<pre style='font-size:12px'>"
+        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
                       f"t = {traj.t[k]:.2f} s   q = {_vec(traj.q[k])} rad\n"
                       f"hand y = {traj.r[k, 1]:.3f} m, |C| = {abs(traj.C[k]):.1e} m\n"
                       f"f_n = {traj.f_n[k]:+.3f} N   f_t = {traj.f_t[k, 1]:+.3f} N\n"
                       f"⁰f_1 (y, z) = {_vec(f[0, 1:], 3)} N\n"
                       f"⁰f_2 (y, z) = {_vec(f[1, 1:], 3)} N</pre>")
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"t": _grid(0.0, t_end, 0.1), "K": [0.0, 0.01, 0.1]})
 
 
 # ------------------------------------- Chapter 5: the human figure lets go of the bar
@@ -1144,7 +1287,7 @@ def bar_release_explorer(runs, bar_height):
     t_max = min(runs[r][0][-1] for r in releases)
     c = {"release": W.SelectionSlider(options=[(f"{r:.2f} s", r) for r in releases],
                                       value=releases[len(releases) // 2],
-                                      description="release", layout=W.Layout(width="300px")),
+                                      description="release", layout=_control_layout()),
          "t": _slider("t [s]", 0.0, 0.0, float(t_max), step=0.025)}
     html = W.HTML()
 
@@ -1154,12 +1297,13 @@ def bar_release_explorer(runs, bar_height):
         draw(skeletons[k])
         pic.refresh()
         phase = "both hands" if t[k] < c["release"].value - 1e-9 else "left hand only"
-        html.value = ("<pre style='font-size:12px'>"
+        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
                       f"t = {t[k]:.3f} s   ({phase})\n"
                       f"energy (mechanical + springs) = {E[k]:.2f} J\n"
                       f"change since t = 0            = {E[k] - E[0]:+.3f} J</pre>")
 
-    return _box(pic, c, html, update)
+    return _box(pic, c, html, update,
+                views={"release": releases, "t": _grid(0.0, float(t_max), t_max / 12)})
 
 
 __all__ += ["draw_figure_views", "bar_release_explorer"]

@@ -216,6 +216,104 @@ def test_page(site, watched, entry):
     assert not problems, f"{entry}:\n  " + "\n  ".join(problems)
 
 
+def widget_pages():
+    """The pages that show an explorer: a code cell, not removed from the page, that
+    calls one of rbdlearn.widgets' *_explorer functions."""
+    pages = []
+    for entry in PAGES:
+        path = ROOT / f"{entry}.ipynb"
+        if path.is_file() and any(
+                cell.cell_type == "code" and "_explorer(" in cell.source
+                and "remove-cell" not in cell.metadata.get("tags", [])
+                for cell in nbformat.read(path, as_version=4).cells):
+            pages.append(entry)
+    return pages
+
+
+WIDGET_PAGES = widget_pages()
+
+# Every visible widget part must lie inside the page's content column (and the window):
+# nothing cut off, nothing that makes the reader scroll sideways.
+WIDGETS_OUTSIDE_THE_COLUMN = """() => {
+    const out = [];
+    document.querySelectorAll('.widget-subarea').forEach((area, k) => {
+        const column = (area.closest('article') || document.body).getBoundingClientRect();
+        const right = Math.min(column.right, document.documentElement.clientWidth);
+        area.querySelectorAll('.jupyter-widgets, img, .widget-html-content').forEach(el => {
+            if (el.offsetParent === null) return;              // hidden (another view)
+            const r = el.getBoundingClientRect();
+            if (r.width > 0 && (r.right > right + 1 || r.left < column.left - 1))
+                out.push(`widget ${k + 1}: <${el.tagName.toLowerCase()} class="`
+                         + `${el.className}"> spans x = ${Math.round(r.left)}..`
+                         + `${Math.round(r.right)}, the column ${Math.round(column.left)}..`
+                         + `${Math.round(right)}`);
+        });
+    });
+    return out;
+}"""
+
+# What a widget shows: its visible pictures and read-outs
+WIDGET_VIEW = """area => Array.from(area.querySelectorAll('img, .widget-html-content'))
+    .filter(el => el.offsetParent !== null)
+    .map(el => el.tagName === 'IMG' ? 'img:' + el.src.slice(-40) : el.textContent)
+    .join(' | ')"""
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+@pytest.mark.parametrize("entry", WIDGET_PAGES)
+def test_widgets_fit_and_respond_without_a_kernel(site, watched, entry, width):
+    """Each explorer in the static page: every visible part inside the content column at
+    1280 px and on a 390 px phone, and each of its controls, moved by the keyboard (a
+    slider) or a new choice (a drop-down), changes the picture and the read-out shown —
+    with no kernel: the page has only the widget state stored by the book build.
+    Screenshots of each widget before and after a move: _build/screenshots/widgets/."""
+    page, problems = watched.page, watched.problems
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(page_url(site, entry), wait_until="load")
+    page.wait_for_function(WIDGETS_RENDERED)
+    outside = page.evaluate(WIDGETS_OUTSIDE_THE_COLUMN)
+    assert not outside, f"{entry} at {width} px:\n  " + "\n  ".join(outside[:10])
+    shots = SCREENSHOTS / "widgets"
+    shots.mkdir(parents=True, exist_ok=True)
+    name = f"{entry.removeprefix('book/').replace('/', '-')}-{width}"
+    areas = page.locator(".widget-subarea")
+    assert areas.count(), f"{entry}: no widget shown"
+    still = []
+    for k in range(areas.count()):
+        area = areas.nth(k)
+        area.scroll_into_view_if_needed()
+        area.screenshot(path=shots / f"{name}-{k + 1}-before.png")
+        moved = 0
+        for handle in area.locator(".noUi-handle").all():
+            if not handle.is_visible():
+                continue
+            label = handle.evaluate("h => h.closest('.widget-slider')"
+                                    ".querySelector('.widget-label').textContent")
+            before = area.evaluate(WIDGET_VIEW)
+            handle.focus()
+            at_end = handle.get_attribute("aria-valuenow") == handle.get_attribute(
+                "aria-valuemax")
+            page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+            if area.evaluate(WIDGET_VIEW) == before:
+                still.append(f"widget {k + 1}: slider '{label}'")
+            moved += 1
+        for select in area.locator("select").all():
+            if not select.is_visible():
+                continue
+            before = area.evaluate(WIDGET_VIEW)
+            options = select.locator("option").all_inner_texts()
+            current = select.evaluate("s => s.selectedIndex")
+            select.select_option(index=(current + 1) % len(options))
+            if area.evaluate(WIDGET_VIEW) == before:
+                still.append(f"widget {k + 1}: drop-down {options}")
+            moved += 1
+        area.screenshot(path=shots / f"{name}-{k + 1}-after.png")
+        assert moved, f"{entry}: widget {k + 1} has no control to move"
+    assert not still, f"{entry} at {width} px: moving these changed nothing shown:\n  " \
+        + "\n  ".join(still)
+    assert not problems, f"{entry}:\n  " + "\n  ".join(problems)
+
+
 def test_requests_to_other_hosts_are_blocked_and_reported(site, watched):
     """Guards the offline check: a page's request to another host fails in the browser
     and is among the problems test_page reports."""
