@@ -5,7 +5,10 @@ Each page: no console errors, no failed request and no request to another host (
 them are blocked: the book must work offline), math typeset by MathJax (every math
 element holds an mjx-container; no raw TeX left in the text), every image loaded, every
 stored widget state rendered by the HTML manager, every to_jshtml animation present with
-its first frame. A screenshot of each page's first screen goes to _build/screenshots/.
+its first frame, and each explorer (a widget) inside the content column and answering every
+one of its controls without a kernel — at 1280 px, and on a 390 px phone in a test of its
+own. A screenshot of each page's first screen goes to _build/screenshots/, and of each
+widget before and after its controls move to _build/screenshots/widgets/.
 Then the sidebar (walking the whole table of contents by clicking its links) and the
 search page.
 
@@ -51,6 +54,49 @@ pytestmark = [
 PAGES = toc_entries()
 # TeX that MathJax should have replaced: $$, \( \) \[ \], \begin{...}, $\command
 RAW_TEX = re.compile(r"\$\$|\\[()\[\]]|\\begin\{|\$\\[A-Za-z]")
+
+
+def widget_pages():
+    """The pages that show an explorer: a code cell, not removed from the page, that
+    calls one of rbdlearn.widgets' *_explorer functions."""
+    pages = []
+    for entry in PAGES:
+        path = ROOT / f"{entry}.ipynb"
+        if path.is_file() and any(
+                cell.cell_type == "code" and "_explorer(" in cell.source
+                and "remove-cell" not in cell.metadata.get("tags", [])
+                for cell in nbformat.read(path, as_version=4).cells):
+            pages.append(entry)
+    return pages
+
+
+WIDGET_PAGES = widget_pages()
+
+# Every visible widget part must lie inside the page's content column (and the window):
+# nothing cut off, nothing that makes the reader scroll sideways.
+WIDGETS_OUTSIDE_THE_COLUMN = """() => {
+    const out = [];
+    document.querySelectorAll('.widget-subarea').forEach((area, k) => {
+        const column = (area.closest('article') || document.body).getBoundingClientRect();
+        const right = Math.min(column.right, document.documentElement.clientWidth);
+        area.querySelectorAll('.jupyter-widgets, img, .widget-html-content').forEach(el => {
+            if (el.offsetParent === null) return;              // hidden (another view)
+            const r = el.getBoundingClientRect();
+            if (r.width > 0 && (r.right > right + 1 || r.left < column.left - 1))
+                out.push(`widget ${k + 1}: <${el.tagName.toLowerCase()} class="`
+                         + `${el.className}"> spans x = ${Math.round(r.left)}..`
+                         + `${Math.round(r.right)}, the column ${Math.round(column.left)}..`
+                         + `${Math.round(right)}`);
+        });
+    });
+    return out;
+}"""
+
+# What a widget shows: its visible pictures and read-outs
+WIDGET_VIEW = """area => Array.from(area.querySelectorAll('img, .widget-html-content'))
+    .filter(el => el.offsetParent !== null)
+    .map(el => el.tagName === 'IMG' ? 'img:' + el.src.slice(-40) : el.textContent)
+    .join(' | ')"""
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -213,72 +259,24 @@ def test_page(site, watched, entry):
                         f"({sum(found['animations'])} with a frame), expected {want}")
     if found["widget_views"] and not found["widget_controls"]:
         problems.append(f"{found['widget_views']} widgets on the page but no controls shown")
+    if entry in WIDGET_PAGES:
+        problems += check_widgets(page, entry, 1280)
     assert not problems, f"{entry}:\n  " + "\n  ".join(problems)
 
 
-def widget_pages():
-    """The pages that show an explorer: a code cell, not removed from the page, that
-    calls one of rbdlearn.widgets' *_explorer functions."""
-    pages = []
-    for entry in PAGES:
-        path = ROOT / f"{entry}.ipynb"
-        if path.is_file() and any(
-                cell.cell_type == "code" and "_explorer(" in cell.source
-                and "remove-cell" not in cell.metadata.get("tags", [])
-                for cell in nbformat.read(path, as_version=4).cells):
-            pages.append(entry)
-    return pages
-
-
-WIDGET_PAGES = widget_pages()
-
-# Every visible widget part must lie inside the page's content column (and the window):
-# nothing cut off, nothing that makes the reader scroll sideways.
-WIDGETS_OUTSIDE_THE_COLUMN = """() => {
-    const out = [];
-    document.querySelectorAll('.widget-subarea').forEach((area, k) => {
-        const column = (area.closest('article') || document.body).getBoundingClientRect();
-        const right = Math.min(column.right, document.documentElement.clientWidth);
-        area.querySelectorAll('.jupyter-widgets, img, .widget-html-content').forEach(el => {
-            if (el.offsetParent === null) return;              // hidden (another view)
-            const r = el.getBoundingClientRect();
-            if (r.width > 0 && (r.right > right + 1 || r.left < column.left - 1))
-                out.push(`widget ${k + 1}: <${el.tagName.toLowerCase()} class="`
-                         + `${el.className}"> spans x = ${Math.round(r.left)}..`
-                         + `${Math.round(r.right)}, the column ${Math.round(column.left)}..`
-                         + `${Math.round(right)}`);
-        });
-    });
-    return out;
-}"""
-
-# What a widget shows: its visible pictures and read-outs
-WIDGET_VIEW = """area => Array.from(area.querySelectorAll('img, .widget-html-content'))
-    .filter(el => el.offsetParent !== null)
-    .map(el => el.tagName === 'IMG' ? 'img:' + el.src.slice(-40) : el.textContent)
-    .join(' | ')"""
-
-
-@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
-@pytest.mark.parametrize("entry", WIDGET_PAGES)
-def test_widgets_fit_and_respond_without_a_kernel(site, watched, entry, width):
-    """Each explorer in the static page: every visible part inside the content column at
-    1280 px and on a 390 px phone, and each of its controls, moved by the keyboard (a
-    slider) or a new choice (a drop-down), changes the picture and the read-out shown —
-    with no kernel: the page has only the widget state stored by the book build.
-    Screenshots of each widget before and after a move: _build/screenshots/widgets/."""
-    page, problems = watched.page, watched.problems
-    page.set_viewport_size({"width": width, "height": 900})
-    page.goto(page_url(site, entry), wait_until="load")
-    page.wait_for_function(WIDGETS_RENDERED)
-    outside = page.evaluate(WIDGETS_OUTSIDE_THE_COLUMN)
-    assert not outside, f"{entry} at {width} px:\n  " + "\n  ".join(outside[:10])
+def check_widgets(page, entry, width):
+    """Each explorer on the loaded page: every visible part inside the content column, and
+    each of its controls, moved by the keyboard (a slider) or a new choice (a drop-down),
+    changes the picture or read-out shown, with no kernel: the page has only the widget
+    state stored by the book build. Screenshots of each widget before and after the moves
+    go to _build/screenshots/widgets/. Returns the problems found."""
+    problems = [f"at {width} px: {o}" for o in page.evaluate(WIDGETS_OUTSIDE_THE_COLUMN)]
     shots = SCREENSHOTS / "widgets"
     shots.mkdir(parents=True, exist_ok=True)
     name = f"{entry.removeprefix('book/').replace('/', '-')}-{width}"
     areas = page.locator(".widget-subarea")
-    assert areas.count(), f"{entry}: no widget shown"
-    still = []
+    if not areas.count():
+        return problems + ["no widget shown"]
     for k in range(areas.count()):
         area = areas.nth(k)
         area.scroll_into_view_if_needed()
@@ -295,22 +293,34 @@ def test_widgets_fit_and_respond_without_a_kernel(site, watched, entry, width):
                 "aria-valuemax")
             page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
             if area.evaluate(WIDGET_VIEW) == before:
-                still.append(f"widget {k + 1}: slider '{label}'")
+                problems.append(f"at {width} px: widget {k + 1}: moving slider '{label}' "
+                                f"changed nothing shown")
             moved += 1
         for select in area.locator("select").all():
             if not select.is_visible():
                 continue
             before = area.evaluate(WIDGET_VIEW)
             options = select.locator("option").all_inner_texts()
-            current = select.evaluate("s => s.selectedIndex")
-            select.select_option(index=(current + 1) % len(options))
+            select.select_option(index=(select.evaluate("s => s.selectedIndex") + 1)
+                                 % len(options))
             if area.evaluate(WIDGET_VIEW) == before:
-                still.append(f"widget {k + 1}: drop-down {options}")
+                problems.append(f"at {width} px: widget {k + 1}: a new choice in the "
+                                f"drop-down {options} changed nothing shown")
             moved += 1
         area.screenshot(path=shots / f"{name}-{k + 1}-after.png")
-        assert moved, f"{entry}: widget {k + 1} has no control to move"
-    assert not still, f"{entry} at {width} px: moving these changed nothing shown:\n  " \
-        + "\n  ".join(still)
+        if not moved:
+            problems.append(f"widget {k + 1} has no control to move")
+    return problems
+
+
+@pytest.mark.parametrize("entry", WIDGET_PAGES)
+def test_widgets_on_a_phone(site, watched, entry):
+    """The explorers of a page at 390 px (a phone), as test_page checks them at 1280 px."""
+    page, problems = watched.page, watched.problems
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(page_url(site, entry), wait_until="load")
+    page.wait_for_function(WIDGETS_RENDERED)
+    problems += check_widgets(page, entry, 390)
     assert not problems, f"{entry}:\n  " + "\n  ".join(problems)
 
 
