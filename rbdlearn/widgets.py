@@ -88,8 +88,13 @@ def _grid(lo, hi, step):
     return [round(float(x), 2) for x in np.arange(lo, hi + step / 2, step)]
 
 
+def _num(x, digits=2):
+    """``x`` signed with ``digits`` decimals; a value that rounds to zero is +0.00, not −0.00."""
+    return f"{round(float(x), digits) + 0.0:+.{digits}f}"
+
+
 def _vec(a, digits=2):
-    return "[" + ", ".join(f"{x:+.{digits}f}" for x in a) + "]"
+    return "[" + ", ".join(_num(x, digits) for x in a) + "]"
 
 
 class _Explorer(W.Box):
@@ -274,10 +279,10 @@ def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale
     colors = ["C2", "C4", "C5"]
     lines = [viz.draw_force_line(ax, np.zeros(6), scale=force_scale, color=colors[i],
                                  label=f"force on link {i + 1}") for i in range(n)]
-    ax.legend(loc="lower left", fontsize=7)
+    ax.legend(loc="lower left", fontsize=8.5)
     bx.set_title("joint torques τ")
     bars = viz.draw_torque_bars(bx, {k: np.zeros(n) for k in viz.PART_COLORS})
-    bx.legend(fontsize=7, loc="upper right")
+    bx.legend(fontsize=8.5, loc="upper right")
     pic.fig.tight_layout()
     c = {}
     for i in range(n):
@@ -382,7 +387,7 @@ def constrained_motion_explorer():
                                  label="constraint $f_c$")
     hinge = ax.plot([], [], "o", ms=10, mfc="white", mec="k", mew=2, zorder=7)[0]
     guide = ax.plot([], [], "-", color="k", lw=3, alpha=0.4)[0]
-    ax.legend(loc="lower left", fontsize=7)
+    ax.legend(loc="lower left", fontsize=8.5)
     pic.fig.tight_layout()
     c = {"joint": W.Dropdown(options=["hinge", "slider", "plane"], value="hinge",
                              description="joint", layout=_control_layout(),
@@ -442,7 +447,7 @@ def draw_propagation(ax, arrow_scale=0.25):
     arrows = [ax.quiver([0], [0], [0], [0], color=col, angles="xy", scale_units="xy", scale=1,
                         width=0.01, zorder=5, label=label) for label, col in names]
     path = ax.plot([], [], ":", color="C0", lw=1)[0]
-    ax.legend(loc="lower left", fontsize=7)
+    ax.legend(loc="lower left", fontsize=8.5)
 
     def update(theta_a, w_a, r_ab, v_ab, w_ab):
         R_a = rotx(theta_a)
@@ -502,8 +507,8 @@ def draw_heatmap(ax, M, title="", vmax=None, labels=_LIN_ANG):
     M = np.asarray(M, dtype=float)
     vmax = vmax or max(1e-9, np.abs(M).max())
     im = ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
-    ax.set_xticks(range(6), ["$a_x$", "$a_y$", "$a_z$", "$α_x$", "$α_y$", "$α_z$"], fontsize=7)
-    ax.set_yticks(range(6), labels, fontsize=7)
+    ax.set_xticks(range(6), ["$a_x$", "$a_y$", "$a_z$", "$α_x$", "$α_y$", "$α_z$"], fontsize=8)
+    ax.set_yticks(range(6), labels, fontsize=8)
     ax.set_title(title, fontsize=9)
 
     def update(M, title=None):
@@ -631,7 +636,7 @@ def contact_explorer():
     ax.set(xlim=(-2.6, 2.6), ylim=(-2.8, 1.4), aspect="equal", xlabel="y [m]",
            ylabel="z [m]", title="an impact at the tip")
     draw = draw_contact(ax)
-    ax.legend(loc="upper left", fontsize=7)
+    ax.legend(loc="upper left", fontsize=8.5)
     pic.fig.tight_layout()
     c = {"q1": _slider("q1", -0.8, -3.14, 0.0), "q2": _slider("q2", -0.3, -2.5, 2.5),
          "q3": _slider("q3", 0.1, -2.5, 2.5), "qd1": _slider("q̇1", -1.9, -4, 4),
@@ -956,7 +961,7 @@ def _velocity_body_labels(model):
 def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
     """Edit a tree's parent array and step through the bodies, watching H fill."""
     from .crb import crba
-    pic = _Picture((8.0, 3.6), dpi=70)
+    pic = _Picture((8.0, 3.6))
     html = W.HTML()
     c = {"parents": W.Text(value=parents, description="λ(1..N)", continuous_update=False,
                            layout=_control_layout()),
@@ -1034,7 +1039,7 @@ def four_bar_explorer(mech=None, n_sweep=121):
     mech = four_bar() if mech is None else mech
     angles = np.linspace(0.0, 2 * np.pi, n_sweep)
     sweep = four_bar_sweep(mech, angles)
-    pic = _Picture((8.2, 3.6), dpi=70)
+    pic = _Picture((8.2, 3.6))
     ax, bx = pic.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
     ax.set(xlim=(-1.3, 3.3), ylim=(-1.6, 2.4), xlabel="y [m]", ylabel="z [m]",
            title="four-bar, assembled")
@@ -1046,7 +1051,7 @@ def four_bar_explorer(mech=None, n_sweep=121):
     bx.set(ylim=(1, 1e4), xlim=(0, 2 * np.pi), xlabel="crank angle [rad]",
            ylabel="cond($J_S$)", title="conditioning of each split")
     marker = bx.axvline(0.0, color="k", lw=0.8)
-    bx.legend(fontsize=7, loc="upper right", ncol=2)
+    bx.legend(fontsize=8.5, loc="upper right", ncol=2)
     pic.fig.tight_layout()
     # blitting: the axes, curves and legend are drawn once; a move redraws only the
     # linkage and the marker onto a copy of that background and encodes the pixels
@@ -1147,7 +1152,7 @@ def draw_floor_arm(ax_arm, ax_z, ax_y, force_scale=0.03, friction_scale=1.0):
                     for i in range(2)] + [ax.plot([], [], "k--", label=hand)[0]]
         lines[c, "cursor"] = ax.axvline(0, color="0.5", lw=0.8)
         ax.yaxis.set_major_locator(MaxNLocator(3))
-        ax.legend(fontsize=7, ncol=3, loc="upper right", frameon=False)
+        ax.legend(fontsize=8.5, ncol=3, loc="upper right", frameon=False)
         ax.set_title(f"{name} components [N]", fontsize=8, loc="left")
     ax_z.tick_params(labelbottom=False)
     ax_y.set_xlabel("t [s]")
@@ -1199,7 +1204,7 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
     :func:`floor_arm_run`); the time slider only moves the picture along the run. Only
     the moving artists are redrawn over a stored background (blitting); the axes are
     redrawn when a new run needs other force ranges."""
-    pic = _Picture((7.6, 3.6), dpi=64)
+    pic = _Picture((7.6, 3.6))
     grid = pic.fig.add_gridspec(2, 2, width_ratios=[1.05, 1])
     ax_arm = pic.fig.add_subplot(grid[:, 0])
     ax_z, ax_y = pic.fig.add_subplot(grid[0, 1]), pic.fig.add_subplot(grid[1, 1])
@@ -1241,7 +1246,7 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
         html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
                       f"t = {traj.t[k]:.2f} s   q = {_vec(traj.q[k])} rad\n"
                       f"hand y = {traj.r[k, 1]:.3f} m, |C| = {abs(traj.C[k]):.1e} m\n"
-                      f"f_n = {traj.f_n[k]:+.3f} N   f_t = {traj.f_t[k, 1]:+.3f} N\n"
+                      f"f_n = {_num(traj.f_n[k], 3)} N   f_t = {_num(traj.f_t[k, 1], 3)} N\n"
                       f"⁰f_1 (y, z) = {_vec(f[0, 1:], 3)} N\n"
                       f"⁰f_2 (y, z) = {_vec(f[1, 1:], 3)} N</pre>")
 
