@@ -197,8 +197,8 @@ class Model:
 
     def replace(self, **changes):
         """A new model: this one with the fields in ``changes`` (``parent``, ``joints``,
-        ``Xtree``, ``I``, ``names``, ``gravity``, ``body_names``) replaced, checked as
-        any new model is."""
+        ``Xtree``, ``I``, ``names``, ``gravity``, ``body_names``, ``physical``) replaced,
+        checked as any new model is."""
         return dataclasses.replace(self, **changes)
 
     def __repr__(self):
