@@ -23,6 +23,7 @@ import math
 import os
 
 import ipywidgets as W
+from ipywidgets.widgets.widget_string import HTMLStyle   # not exported by ipywidgets
 import numpy as np
 import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -180,21 +181,24 @@ def precomputed(box):
     start = [_nearest(v, saved[n]) for n, v in zip(names, values)]
     selectors = [_selector(live[n], v, k) for n, v, k in zip(names, values, start)]
     links = []
+    # one layout (and style) shared by all frames: each widget object is a model stored
+    # with the page, about 1 kB even when empty
+    pic_layout, stack_layout = _picture_layout(), W.Layout(max_width="100%", margin="0")
+    text_layout, text_style = W.Layout(), HTMLStyle()
 
     def stack(prefix, leaf):
         d = len(prefix)
         if d == len(names):
             return leaf(*frames[prefix])
         s = W.Stack([stack(prefix + (k,), leaf) for k in range(len(values[d]))],
-                    selected_index=start[d], layout=W.Layout(max_width="100%", margin="0"))
+                    selected_index=start[d], layout=stack_layout)
         # from the Stack to the selector: the other way round, the HTML manager fails
         # to draw a Stack of images when the page opens ("could not create a view")
         links.append(W.jslink((s, "selected_index"), (selectors[d], "index")))
         return s
 
-    pictures = stack((), lambda png, _: W.Image(value=png, format="png",
-                                                layout=_picture_layout()))
-    readouts = stack((), lambda _, text: W.HTML(text))
+    pictures = stack((), lambda png, _: W.Image(value=png, format="png", layout=pic_layout))
+    readouts = stack((), lambda _, text: W.HTML(text, layout=text_layout, style=text_style))
     out = W.Box([pictures, W.VBox(selectors + [readouts], layout=_column_layout())],
                 layout=_explorer_layout())
     out.controls, out.pictures, out.readouts = dict(zip(names, selectors)), pictures, readouts
