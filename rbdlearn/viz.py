@@ -10,7 +10,8 @@ For closed chains (Chapter 5), :func:`draw_pointers` draws the parent / child / 
 real pointer graph of a mechanism and :func:`draw_linkage` a planar closed linkage.
 
 Everything drawn is computed by rbdlearn (forward kinematics, Plücker transforms,
-``rnea``); this module only turns the results into lines and arrows.
+``rnea``); this module only turns the results into lines and arrows — and, with
+:func:`table`, numbers into a table for the page.
 """
 
 import numpy as np
@@ -24,7 +25,8 @@ from .spatial import inertia_params, plux, rotx
 __all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "motion_centre_2d",
            "force_line_2d", "draw_velocity_field", "draw_force_line", "draw_frame_2d",
            "draw_tree_3d", "torque_parts", "draw_torque_bars", "transmitted_forces",
-           "PART_COLORS", "pointer_layout", "draw_pointers", "loop_geometry", "draw_linkage"]
+           "PART_COLORS", "pointer_layout", "draw_pointers", "loop_geometry", "draw_linkage",
+           "table"]
 
 PART_COLORS = {"gravity": "#4C72B0", "velocity": "#DD8452", "inertial": "#55A868",
                "total": "#444444"}
@@ -431,3 +433,26 @@ def draw_linkage(ax, mech, q, color="C0", alpha=1.0):
     update(q)
     ax.set_aspect("equal")
     return update
+
+
+# ------------------------------------------------------------------------------ tables
+
+def table(columns, rows, caption=""):
+    """A table for the page: Markdown, which the book (MyST) and JupyterLab show as HTML.
+
+    ``columns``: (title, format) pairs; a number in a column with a format such as
+    ``".3f"`` is shown with it and right-aligned (a value that rounds to zero as 0.000,
+    not −0.000); text, and every cell of a column whose format is ``""``, is shown as
+    it is. Titles and text may hold ``$math$``."""
+    from IPython.display import Markdown
+
+    def cell(x, spec=""):
+        if not spec or isinstance(x, str):
+            return str(x).replace("|", "\\|")
+        text = format(x, spec)
+        return text.lstrip("+-") if float(text) == 0 else text
+    lines = ["| " + " | ".join(cell(title) for title, _ in columns) + " |",
+             "|" + "|".join("---:" if spec else ":---" for _, spec in columns) + "|"]
+    lines += ["| " + " | ".join(cell(x, spec) for x, (_, spec) in zip(row, columns))
+              + " |" for row in rows]
+    return Markdown((caption + "\n\n" if caption else "") + "\n".join(lines))
