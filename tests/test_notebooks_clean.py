@@ -6,6 +6,7 @@ a notebook missing from _toc.yml would silently drop out of the book, and an ent
 without a file would break the build.
 """
 
+import re
 import sys
 from pathlib import Path
 
@@ -143,3 +144,72 @@ def test_notebook_installs_rbdlearn_in_colab(path, monkeypatch):
     assert any(REPO_URL in a for a in args), f"{rel(path)}: does not install {REPO_URL}"
     for name in ("pin", "example-robot-data"):
         assert pinned(name) in args, f"{rel(path)}: install {pinned(name)} as requirements.txt pins it"
+
+
+# --------------------------------------------------------------------------------------
+# Shown code fits the page: the lines of every code cell the HTML shows (all but
+# `remove-cell` / `remove-input`; `hide-input` / `hide-cell` cells count, a reader opens
+# them) and of every code block in a Markdown cell are at most 88 characters long.
+# --------------------------------------------------------------------------------------
+
+MAX_CODE_LINE = 88
+HIDDEN_SOURCE_TAGS = {"remove-cell", "remove-input"}
+# directives whose body is not Markdown (it is not searched for code blocks)
+RAW_DIRECTIVES = {"math", "raw", "bibliography"}
+CODE_DIRECTIVES = {"code", "code-block", "sourcecode", "code-cell"}
+
+
+def markdown_code_blocks(text):
+    """The code blocks of MyST Markdown ``text`` (fenced, indented, and those inside
+    directives such as ``{admonition}``), as lists of lines."""
+    from markdown_it import MarkdownIt
+
+    blocks = []
+    for token in MarkdownIt("commonmark").parse(text):
+        if token.type == "code_block":
+            blocks.append(token.content.splitlines())
+        elif token.type == "fence":
+            info = token.info.strip()
+            name = info[1:info.find("}")] if info.startswith("{") else None
+            lines = token.content.splitlines()
+            if name is None or name in CODE_DIRECTIVES:
+                blocks.append([l for l in lines if not l.startswith(":")]
+                              if name else lines)
+            elif name not in RAW_DIRECTIVES:       # admonition, note, …: Markdown inside
+                body = [l for l in lines if not re.match(r"^:[\w-]+:", l)]
+                blocks.extend(markdown_code_blocks("\n".join(body)))
+    return blocks
+
+
+def shown_code_lines(nb):
+    """(cell index, line number from 1, line) of every code line a reader sees."""
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            if HIDDEN_SOURCE_TAGS & set(cell.metadata.get("tags", [])):
+                continue
+            lines = cell.source.splitlines()
+            for number, line in enumerate(lines, 1):
+                yield index, number, line
+        elif cell.cell_type == "markdown":
+            first = 1
+            for block in markdown_code_blocks(cell.source):
+                for number, line in enumerate(block, first):
+                    yield index, number, line
+                first += len(block)
+
+
+def test_markdown_code_blocks_are_found():
+    # Guards the test below: fenced, indented and nested blocks are all read.
+    text = ("Text\n\n```python\nx = 1\n```\n\n````{admonition} Solution\n:class: dropdown\n"
+            "```python\ny = 2\n```\n\n    z = 3\n````\n\n```{math}\n    not code\n```\n")
+    assert markdown_code_blocks(text) == [["x = 1"], ["y = 2"], ["z = 3"]]
+
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_shown_code_lines_fit_the_page(path):
+    nb = nbformat.read(path, as_version=4)
+    long = [f"cell {index} line {number} ({len(line)} characters): {line.strip()[:60]!r}"
+            for index, number, line in shown_code_lines(nb) if len(line) > MAX_CODE_LINE]
+    assert not long, (
+        f"{rel(path)}: {len(long)} shown code line(s) longer than {MAX_CODE_LINE} "
+        "characters (break them; the HTML would scroll):\n  " + "\n  ".join(long))
