@@ -213,3 +213,73 @@ def test_shown_code_lines_fit_the_page(path):
     assert not long, (
         f"{rel(path)}: {len(long)} shown code line(s) longer than {MAX_CODE_LINE} "
         "characters (break them; the HTML would scroll):\n  " + "\n  ".join(long))
+
+
+# --------------------------------------------------------------------------------------
+# Exercises: each solution is one toggle, a `dropdown` admonition. The code cell after
+# it runs the solution through the exercise's checker and is removed from the page
+# (`remove-cell`): a cell with both `hide-input` and `hide-output` would add two more
+# toggles. The code a solution shows is the code that cell checks.
+# --------------------------------------------------------------------------------------
+
+def solutions(nb):
+    """(index of the solution's Markdown cell, that cell, the code cell after it)."""
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and "{admonition} Solution" in (
+                cell.source.split("\n", 1)[0]):
+            yield index, cell, nb.cells[index + 1]
+
+
+def code_lines(lines):
+    """Code lines without comments, blank lines, indentation and a leading `assert `."""
+    out = []
+    for line in lines:
+        line = re.sub(r"\s+#.*$", "", line).strip()
+        if line and not line.startswith("#"):
+            out.append(line.removeprefix("assert "))
+    return out
+
+
+def test_solutions_are_found():
+    # Guards the tests below against passing vacuously.
+    found = sum(1 for path in book_notebooks()
+                for _ in solutions(nbformat.read(path, as_version=4)))
+    assert found >= 30, f"only {found} solutions found"
+
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_one_toggle_per_solution(path):
+    nb = nbformat.read(path, as_version=4)
+    problems = [f"cell {index}: tagged both hide-input and hide-output (use hide-cell)"
+                for index, cell in enumerate(nb.cells)
+                if {"hide-input", "hide-output"} <= set(cell.metadata.get("tags", []))]
+    for index, cell, check in solutions(nb):
+        if ":class: dropdown" not in cell.source:
+            problems.append(f"cell {index}: the solution is not a dropdown")
+        if check.cell_type != "code" or "remove-cell" not in check.metadata.get("tags", []):
+            problems.append(f"cell {index + 1}: the check after the solution in cell "
+                            f"{index} is not a code cell tagged remove-cell")
+    assert not problems, f"{rel(path)}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_solution_code_is_checked(path):
+    nb = nbformat.read(path, as_version=4)
+    problems = []
+    for index, cell, check in solutions(nb):
+        checked = set(code_lines(check.source.splitlines()))
+        for block in markdown_code_blocks(cell.source):
+            missing = [line for line in code_lines(block) if line not in checked]
+            if missing:
+                problems.append(f"cell {index}: {missing[0]!r} is not in the check "
+                                f"(cell {index + 1})")
+    assert not problems, f"{rel(path)}:\n  " + "\n  ".join(problems)
+
+
+# The index (genindex.html) lists the key terms of every chapter: MyST {index} roles.
+@pytest.mark.parametrize("chapter", sorted(p.name for p in BOOK.glob("ch*") if p.is_dir()))
+def test_every_chapter_has_index_entries(chapter):
+    text = "".join(p.read_text(encoding="utf-8") for p in (BOOK / chapter).iterdir()
+                   if p.suffix in PAGE_SUFFIXES)
+    entries = re.findall(r"\{index\}`", text)
+    assert len(entries) >= 5, f"{chapter}: {len(entries)} index entries"
