@@ -41,9 +41,11 @@ $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
 venv: $(STAMP)
 
 # The scripts the pages load -- MathJax 3, require.js and the ipywidgets HTML manager
-# (embed-amd.js, the build for ipywidgets 8, and its icon fonts) -- are pinned in package.json and
+# (embed-amd.js, the build for ipywidgets 8, and its icon fonts) -- and the web font of the
+# Japanese text (Noto Sans JP, @fontsource/noto-sans-jp) are pinned in package.json and
 # package-lock.json and installed with `npm ci` into node_modules/ (kept by `make clean`).
-# They are copied to _build/static/offline/; _config.yml adds _build/static to
+# They are copied to _build/static/offline/ (the font by _ext/cjk_font.py, which keeps its
+# CJK slices and writes their stylesheet); _config.yml adds _build/static to
 # html_static_path, so every build (`make book`, and the temporary one of `make test`)
 # serves them from _static/offline/ and no page loads anything from a CDN.
 NPM ?= npm
@@ -65,7 +67,15 @@ $(OFFLINE_STAMP): $(NODE_STAMP)
 	    cp embed-amd.js *.woff2 *.woff *.ttf *.eot *.svg $(CURDIR)/_build/static/offline/html-manager/
 	touch $@
 
-offline: $(OFFLINE_STAMP)
+# The slices of the font that hold the Japanese characters of the book's sources (made
+# again when a page changes), and their stylesheet.
+FONT_CSS := _build/static/offline/fonts/noto-sans-jp.css
+BOOK_SOURCES := $(shell find book -name "*.md" -o -name "*.ipynb" -o -name "*.bib")
+$(FONT_CSS): $(OFFLINE_STAMP) _ext/cjk_font.py $(BOOK_SOURCES)
+	rm -rf _build/static/offline/fonts
+	$(PY) _ext/cjk_font.py node_modules/@fontsource/noto-sans-jp _build/static/offline/fonts book
+
+offline: $(OFFLINE_STAMP) $(FONT_CSS)
 
 # Notebooks run once, by _ext/nbexec.py, into the cache _build/.jupyter_cache/<fingerprint>
 # that the build reads (execute_notebooks: cache); the fingerprint hashes rbdlearn/,
@@ -73,7 +83,7 @@ offline: $(OFFLINE_STAMP)
 # re-reads every page, and a changed notebook alone re-executes alone. The log shows the
 # notebooks executed, then only warnings (which fail the build; Sphinx writes them to
 # stderr) and where the HTML is; jupyter-book's own report goes to a file.
-book: $(STAMP) $(OFFLINE_STAMP)
+book: $(STAMP) $(OFFLINE_STAMP) $(FONT_CSS)
 	@$(BIN)/python _ext/nbexec.py
 	@echo "jupyter-book build $(JB_FLAGS) (its report: _build/jupyter-book.log)"
 	@$(BIN)/jupyter-book build -q $(JB_FLAGS) . > _build/jupyter-book.log \
