@@ -173,11 +173,8 @@ def precomputed(box):
         for n, v, k in zip(names, values, combo):
             live[n].value = v[k]
         frames[combo] = (_small_png(box.children[0].value), box.html.value)
-    for n, v in saved.items():                    # drop-downs first: they reset sliders
-        if isinstance(live[n], W.Dropdown):
-            live[n].value = v
-    for n, v in saved.items():
-        live[n].value = v
+    for n in sorted(saved, key=lambda n: not isinstance(live[n], W.Dropdown)):
+        live[n].value = saved[n]                  # drop-downs first: they reset sliders
     start = [_nearest(v, saved[n]) for n, v in zip(names, values)]
     selectors = [_selector(live[n], v, k) for n, v, k in zip(names, values, start)]
     links = []
