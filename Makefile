@@ -40,7 +40,7 @@ $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
 
 venv: $(STAMP)
 
-# The scripts the pages load -- MathJax 3, require.js and the ipywidgets HTML manager
+# The scripts the pages load -- MathJax 4 and its font, require.js and the ipywidgets HTML manager
 # (embed-amd.js, the build for ipywidgets 8, and its icon fonts) -- and the web font of the
 # Japanese text (Noto Sans JP, @fontsource/noto-sans-jp) are pinned in package.json and
 # package-lock.json and installed with `npm ci` into node_modules/ (kept by `make clean`).
@@ -61,7 +61,10 @@ $(NODE_STAMP): package.json package-lock.json
 $(OFFLINE_STAMP): $(NODE_STAMP)
 	rm -rf _build/static/offline
 	mkdir -p _build/static/offline/html-manager
-	cp -R node_modules/mathjax/es5 _build/static/offline/mathjax
+	cp -R node_modules/mathjax _build/static/offline/mathjax
+	mkdir -p _build/static/offline/mathjax-fonts/mathjax-newcm-font
+	cp -R node_modules/@mathjax/mathjax-newcm-font/chtml node_modules/@mathjax/mathjax-newcm-font/chtml.js \
+	    _build/static/offline/mathjax-fonts/mathjax-newcm-font/
 	cp node_modules/requirejs/require.js _build/static/offline/
 	cd node_modules/@jupyter-widgets/html-manager/dist && \
 	    cp embed-amd.js *.woff2 *.woff *.ttf *.eot *.svg $(CURDIR)/_build/static/offline/html-manager/

@@ -9,12 +9,16 @@ Each one removes an error that tests/test_browser.py sees in Chromium.
    fetches its icon fonts from the folder of the require.js module it runs as,
    ``@jupyter-widgets/html-manager/dist`` — relative to the page unless require.js is
    told where that is — and typesets widget labels with MathJax 2's ``MathJax.Hub.Queue``,
-   which MathJax 3 does not have. A small script on every page maps that module to
-   embed-amd.js's own folder (where `make` copies the fonts) and gives MathJax 3 that one
+   which MathJax 3 and 4 do not have. A small script on every page maps that module to
+   embed-amd.js's own folder (where `make` copies the fonts) and gives MathJax that one
    call, as a typeset chained on ``MathJax.startup.promise``.
 3. Matplotlib's ``to_jshtml`` animations link Font Awesome 4 from a CDN for the icons of
    their buttons (``<i class="fa fa-play">`` …). The link is removed: the theme's own
    Font Awesome (served from _static/) draws those icons.
+4. A table wider than the content column of a phone would scroll sideways. A script on
+   every page marks such a table (in a window under 700 px, once MathJax has typeset its
+   titles) "rbd-stacked" and puts a copy of its column's title before each value; the
+   book's stylesheet (_ext/css/rbdlearn.css) then shows one card per row.
 """
 
 import posixpath
@@ -23,7 +27,7 @@ import re
 MPL_FONT_AWESOME_LINK = re.compile(
     r'<link rel="stylesheet"\s+href="https://maxcdn\.bootstrapcdn\.com/font-awesome/[^"]*">\s*')
 
-WIDGETS_WITH_MATHJAX3 = """\
+WIDGETS_WITH_MATHJAX = """\
 (function () {
   var root = document.documentElement.getAttribute("data-content_root") || "";
   /* a global `require` object before require.js loads is its configuration */
@@ -31,7 +35,7 @@ WIDGETS_WITH_MATHJAX3 = """\
   window.__jupyter_widgets_assets_path__ = new URL(root + "_static/%s/", document.baseURI).href;
 })();
 document.addEventListener("DOMContentLoaded", function () {
-  var mj = window.MathJax;            /* MathJax 3 itself by now (its script is deferred) */
+  var mj = window.MathJax;            /* MathJax itself by now (its script is deferred) */
   if (!mj || !mj.startup || mj.Hub) return;
   mj.Hub = {Queue: function (cmd) {
     if (cmd && cmd[0] === "Typeset") {
@@ -41,6 +45,38 @@ document.addEventListener("DOMContentLoaded", function () {
     }
   }};
 });"""
+
+STACKED_TABLES = """\
+(function () {
+  function stack() {
+    var narrow = window.innerWidth < 700;
+    document.querySelectorAll("article table").forEach(function (table) {
+      var titles = table.querySelectorAll("thead th");
+      if (!titles.length) return;
+      if (!narrow) { table.classList.remove("rbd-stacked"); return; }
+      var box = table.parentElement;
+      if (table.classList.contains("rbd-stacked")
+          || table.getBoundingClientRect().width <= box.clientWidth + 1) return;
+      table.querySelectorAll("tbody tr").forEach(function (row) {
+        Array.prototype.forEach.call(row.cells, function (cell, k) {
+          if (!titles[k] || cell.querySelector(":scope > .rbd-label")) return;
+          var label = document.createElement("span");
+          label.className = "rbd-label";
+          titles[k].childNodes.forEach(function (n) { label.appendChild(n.cloneNode(true)); });
+          cell.insertBefore(label, cell.firstChild);
+        });
+      });
+      table.classList.add("rbd-stacked");
+    });
+  }
+  function whenTypeset() {
+    var mj = window.MathJax;
+    (mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve())
+      .then(stack);
+  }
+  window.addEventListener("load", whenTypeset);
+  window.addEventListener("resize", whenTypeset);
+})();"""
 
 
 def drop_mpl_font_awesome_link(app, pagename, templatename, context, doctree):
@@ -65,12 +101,18 @@ def add_widget_fixes(app, config):
                if path.endswith("embed-amd.js") and "://" not in path]
     if folders:
         # priority 400: before the widget manager's scripts (myst-nb adds them at 500)
-        app.add_js_file(None, body=WIDGETS_WITH_MATHJAX3 % (folders[0], folders[0]),
+        app.add_js_file(None, body=WIDGETS_WITH_MATHJAX % (folders[0], folders[0]),
                         priority=400)
+
+
+def add_stacked_tables(app, config):
+    """The script of fix 4."""
+    app.add_js_file(None, body=STACKED_TABLES)
 
 
 def setup(app):
     app.connect("config-inited", add_widget_fixes)
+    app.connect("config-inited", add_stacked_tables)
     # late (900): after myst-nb and the themes have added their per-page scripts
     app.connect("html-page-context", drop_repeated_scripts, priority=900)
     app.connect("html-page-context", drop_mpl_font_awesome_link)

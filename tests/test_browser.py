@@ -5,9 +5,9 @@ Each page: no console errors, no failed request and no request to another host (
 them are blocked: the book must work offline), math typeset by MathJax (every math
 element holds an mjx-container; no raw TeX left in the text), every image loaded, every
 stored widget state rendered by the HTML manager, every to_jshtml animation present with
-its first frame, and each explorer (a widget) inside the content column and answering every
-one of its controls without a kernel — at 1280 px, and on a 390 px phone in a test of its
-own. A screenshot of each page's first screen goes to _build/screenshots/, and of each
+its first frame, nothing (code, output, equation, table, image, widget) wider than the
+content column or scrolling sideways in it, and each explorer answering every one of its
+controls without a kernel — at 1280 px, and on a 390 px phone in a test of its own. A screenshot of each page's first screen goes to _build/screenshots/, and of each
 widget before and after its controls move to _build/screenshots/widgets/.
 Then the sidebar (walking the whole table of contents by clicking its links) and the
 search page.
@@ -89,6 +89,65 @@ WIDGETS_OUTSIDE_THE_COLUMN = """() => {
                          + `${Math.round(right)}`);
         });
     });
+    return out;
+}"""
+
+# Everything in the content column at the window's width: the page does not scroll sideways,
+# no element (code, output, equation, table, image, widget) reaches past the column, and no
+# box inside it scrolls sideways or cuts its content off. Each problem names the kind of
+# element, its tag and class, its section and the start of its text.
+OVERFLOWS = """() => {
+    // Everything the reader sees in the page's content column: nothing wider than the
+    // column (or the window), and nothing that scrolls sideways or is cut off inside it.
+    const article = document.querySelector('article') || document.body;
+    const col = article.getBoundingClientRect();
+    const right = Math.min(col.right, document.documentElement.clientWidth);
+    const left = Math.max(col.left, 0);
+    const where = el => {
+        const s = el.closest('section[id]');
+        return s ? `#${s.id}` : '';
+    };
+    const name = el => {
+        const m = el.closest('.math, mjx-container');
+        const what = m ? 'equation' : el.closest('.cell_output') ? 'output'
+            : el.closest('.cell_input') ? 'code' : el.closest('table') ? 'table'
+            : el.closest('.widget-subarea') ? 'widget' : `<${el.tagName.toLowerCase()}>`;
+        const text = Array.from((el.textContent || el.getAttribute('src') || '').trim()
+            .replace(/\\s+/g, ' ')).slice(0, 50).join('');
+        return `${what} <${el.tagName.toLowerCase()} class="${el.className}"> in `
+            + `${where(el) || 'the page'}: "${text}"`;
+    };
+    const out = [];
+    if (document.documentElement.scrollWidth > document.documentElement.clientWidth + 1)
+        out.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} px `
+                 + `wide in a ${document.documentElement.clientWidth} px window`);
+    const clipped = new Set();
+    for (const el of article.querySelectorAll('*')) {
+        if (el.closest('.headerlink, .visually-hidden, .sr-only, mjx-assistive-mml')) continue;
+        const style = getComputedStyle(el);
+        if (style.display === 'none' || style.visibility === 'hidden') continue;
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 || r.height === 0) continue;
+        let inside = false;
+        for (let a = el.parentElement; a && a !== article; a = a.parentElement)
+            if (clipped.has(a)) { inside = true; break; }
+        if (!inside && (r.right > right + 1 || r.left < left - 1)) {
+            out.push(`${name(el)} spans x = ${Math.round(r.left)}..${Math.round(r.right)}, `
+                     + `the column ${Math.round(left)}..${Math.round(right)}`);
+            clipped.add(el);   // reported once, not again for each of its children
+            continue;
+        }
+        // (MathJax clips parts of its own rendering, such as an accent's box, by a pixel
+        // or two: inside a formula only the displayed formula's own box is checked)
+        if (style.overflowX !== 'visible' && (!el.closest('mjx-container')
+                || el.matches('mjx-container[display="true"]'))) {
+            clipped.add(el);
+            if (el.scrollWidth > el.clientWidth + 1 && !inside)
+                out.push(`${name(el)} ${style.overflowX === 'hidden' ? 'is cut off'
+                         : 'scrolls sideways'}: ${el.scrollWidth} px of content in `
+                         + `${el.clientWidth} px`);
+        }
+    }
     return out;
 }"""
 
@@ -259,6 +318,7 @@ def test_page(site, watched, entry):
                         f"({sum(found['animations'])} with a frame), expected {want}")
     if found["widget_views"] and not found["widget_controls"]:
         problems.append(f"{found['widget_views']} widgets on the page but no controls shown")
+    problems += [f"at 1280 px: {o}" for o in page.evaluate(OVERFLOWS)]
     if entry in WIDGET_PAGES:
         problems += check_widgets(page, entry, 1280)
     assert not problems, f"{entry}:\n  " + "\n  ".join(problems)
@@ -313,15 +373,43 @@ def check_widgets(page, entry, width):
     return problems
 
 
-@pytest.mark.parametrize("entry", WIDGET_PAGES)
-def test_widgets_on_a_phone(site, watched, entry):
-    """The explorers of a page at 390 px (a phone), as test_page checks them at 1280 px."""
+@pytest.mark.parametrize("entry", PAGES)
+def test_page_on_a_phone(site, watched, entry):
+    """Every page in a 390 px window (a phone): nothing past the column or scrolling
+    sideways, as test_page checks at 1280 px, and the explorers as check_widgets checks
+    them. (Tables too wide for the column are shown as cards by the page's own script,
+    once MathJax has typeset them: the check waits for both.)"""
     page, problems = watched.page, watched.problems
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(page_url(site, entry), wait_until="load")
+    page.wait_for_function(WAIT_FOR_MATHJAX)
+    page.evaluate("() => (window.MathJax && MathJax.startup ? MathJax.startup.promise"
+                  " : Promise.resolve()).then(() => new Promise(requestAnimationFrame))")
     page.wait_for_function(WIDGETS_RENDERED)
-    problems += check_widgets(page, entry, 390)
+    page.evaluate(IMAGES_SETTLED)
+    problems += [f"at 390 px: {o}" for o in page.evaluate(OVERFLOWS)]
+    if entry in WIDGET_PAGES:
+        problems += check_widgets(page, entry, 390)
     assert not problems, f"{entry}:\n  " + "\n  ".join(problems)
+
+
+def test_overflow_check_finds_what_is_too_wide(site, watched):
+    """Guards OVERFLOWS against passing vacuously: on a real page, a block wider than the
+    column and a box that scrolls sideways are both reported, with their section."""
+    page = watched.page
+    page.goto(page_url(site, PAGES[1]), wait_until="load")
+    assert page.evaluate(OVERFLOWS) == [], "the page must fit before the check is tested"
+    page.evaluate("""() => {
+        const p = document.querySelector('article section[id] p');
+        p.insertAdjacentHTML('afterend', '<div id="too-wide" style="width: 3000px">x</div>'
+            + '<div id="scrolls" style="overflow-x: auto"><div style="width: 3000px">y'
+            + '</div></div>');
+    }""")
+    found = page.evaluate(OVERFLOWS)
+    assert len(found) == 3, found      # the page now scrolls sideways, and the two boxes
+    assert any(f.startswith('<div> <div class=""> in #') and '"x" spans' in f
+               for f in found), found
+    assert any('"y" scrolls sideways: 3000 px of content' in f for f in found), found
 
 
 def test_requests_to_other_hosts_are_blocked_and_reported(site, watched):
