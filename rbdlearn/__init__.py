@@ -39,6 +39,7 @@ from .aba import (Gear, aba, aba_geared, aba_local_frame, contact_impulse, gear_
 from .crb import (Composite, composite_3vector, crba, crba_3vector, forward_dynamics_crb,
                   jacobian_method, operation_counts, unit_vector_method)
 from .integrate import Trajectory, energy, momentum, simulate
-from . import closed_chains, constrained   # Chapters 5, 4: forward_dynamics, simulate, … stay qualified
+from .contact import Contact, delassus, lemke, pgs, solve_contacts
+from . import closed_chains, constrained, contact   # Chapters 5, 4: forward_dynamics, simulate, … stay qualified
 
 __version__ = "0.1.0"
