@@ -38,9 +38,10 @@ from .kinematics import body_pose, forward_kinematics, point_jacobian, point_vel
 from .model import check_state, integrate_q
 from .spatial import inertia_params, quat_to_rot, skew
 
-__all__ = ["ContactImpulse", "contact_impulse", "joint_limit_impulse", "Contact", "ContactError", "LCPRayTermination", "ContactWarning",
-           "delassus", "delassus_dense", "contact_velocities", "friction_directions",
-           "contact_lcp", "lemke", "pgs", "ContactSolution", "solve_contacts", "step",
+__all__ = ["ContactImpulse", "contact_impulse", "joint_limit_impulse", "Contact",
+           "ContactError", "LCPRayTermination", "ContactWarning", "delassus",
+           "delassus_dense", "contact_velocities", "friction_directions", "contact_lcp",
+           "lemke", "pgs", "ContactSolution", "solve_contacts", "plane_contacts", "step",
            "ContactTrajectory", "simulate"]
 
 
@@ -121,9 +122,9 @@ def _moves(model, i):
 def _check_contacts(model, contacts):
     out = []
     for k, c in enumerate(contacts):
-        label = f"contact {k}" + (f" ('{c.name}')" if c.name else "")
         if not isinstance(c, Contact):
-            raise ContactError(f"{label}: expected a Contact, got {type(c).__name__}")
+            raise ContactError(f"contact {k}: expected a Contact, got {type(c).__name__}")
+        label = f"contact {k}" + (f" ('{c.name}')" if c.name else "")
         sides = []
         for body, point, sign, role in ((c.body, c.point, 1.0, "body"),
                                         (c.other, c.other_point, -1.0, "other")):
@@ -299,7 +300,7 @@ def _project(x, radius, dirs):
     """The Euclidean projection of x (2-vector) onto the friction set of the given
     radius: the disc (``dirs is None``, the cone) or the polygon with vertices
     radius·dirs (the pyramid)."""
-    if radius <= 0.0:
+    if radius <= 1e-100:                 # zero (or so small that its square underflows)
         return np.zeros(2)
     if dirs is None:
         r = np.linalg.norm(x)
@@ -539,6 +540,30 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
     dqd = _impulse_response(model, q, f_ext=f_ext)
     P_n = np.array([c.n @ Pk for c, Pk in zip(cs, P)])
     return ContactSolution(P, P_n, v, v + (K @ P.ravel()).reshape(-1, 3), dqd, solver, **out)
+
+
+def plane_contacts(model, points, mu=0.0, normal=(0.0, 0.0, 1.0), offset=0.0, margin=0.05,
+                   names=None):
+    """A function ``q → [Contact]`` for candidate ``points`` [(body, point in body
+    coordinates)] against the plane n·x = ``offset`` (world), the bodies on the side
+    n·x ≥ offset: each point closer than ``margin`` becomes a contact with the ground,
+    with gap φ = n·x − offset (0 once the point has sunk below the plane: the step does
+    not push it out, which would add energy)."""
+    n = _vec3(normal, "plane normal")
+    n = n / np.linalg.norm(n)
+    names = names or [f"point {k}" for k in range(len(points))]
+
+    def contacts(q):
+        X0 = forward_kinematics(model, q)
+        out = []
+        for (b, p), name in zip(points, names):
+            R, o = body_pose(X0[b])
+            gap = n @ (o + R @ np.asarray(p, dtype=float)) - offset
+            if gap < margin:
+                out.append(Contact(b, p, n, mu, gap=max(gap, 0.0), name=name))
+        return out
+
+    return contacts
 
 
 def _contacts_at(contacts, q):
