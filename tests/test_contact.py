@@ -64,6 +64,14 @@ def test_delassus_by_theta_is_dense_J_Hinv_JT(seed, floating):
     assert coupled > 1e-3
     assert np.abs(K - K_dense).max() < 1e-10 * np.abs(K_dense).max()
     assert np.allclose(K, K.T, atol=1e-14) and np.linalg.eigvalsh(K).min() > -1e-10
+    # the impulses' velocity change H⁻¹ Jᵀ P (one ABA) and the velocities after it
+    qd = np.random.default_rng(seed).normal(size=model.nv)
+    sol = ct.solve_contacts(model, q, qd, contacts)
+    J = ct._jacobian(model, q, ct._check_contacts(model, contacts))
+    assert np.abs(sol.P).max() > 0.01
+    assert np.allclose(sol.dqd, np.linalg.solve(rbd.crba(model, q), J.T @ sol.P.ravel()),
+                       rtol=1e-9, atol=1e-10)
+    assert np.allclose(sol.v_after.ravel(), J @ (qd + sol.dqd), atol=1e-10)
 
 
 def _anchor(model, pm, i, p):
@@ -208,6 +216,36 @@ def test_lemke_and_pgs_agree_where_the_solution_is_unique(seed):
     assert modes, "no contact is pressed"
 
 
+@pytest.mark.parametrize("friction", ["pyramid", "cone"])
+def test_pgs_stops_only_when_friction_has_converged_too(friction):
+    """A coarse tolerance: when PGS stops, each friction impulse maximizes the
+    dissipation −v_t·P_t over its friction set to that tolerance (the residual measures
+    the friction condition, not only the normal one)."""
+    model, q, qd, contacts = unique_problem(6, mu=0.3)
+    tol = 1e-4
+    sol = ct.solve_contacts(model, q, qd, contacts, solver="pgs", friction=friction, tol=tol)
+    assert sol.residual <= tol and sol.iterations > 1
+    dirs = ct.friction_directions(4) if friction == "pyramid" else None
+    for c, P, v in zip(ct._check_contacts(model, contacts), sol.P, sol.v_after):
+        Pn, Pt, vt = c.n @ P, c.T.T @ P, c.T.T @ v
+        best = (-c.mu * Pn * np.linalg.norm(vt) if dirs is None
+                else min(c.mu * Pn * dirs @ vt))      # min of v_t·x over the set
+        assert vt @ Pt <= best + 10 * tol * max(1.0, np.abs(P).max())
+
+
+def test_pgs_residual_measures_the_friction_condition():
+    """One contact under the centre of a long box: the normal direction is decoupled
+    from the tangential ones (K_nt = 0), so the normal impulse is exact after one
+    sweep, while the friction impulse, with K_tt anisotropic, needs several. PGS must
+    go on until the point sticks."""
+    model, _ = box(size=(1.0, 0.1, 0.2))
+    q = rbd.neutral_q(model)
+    c = ct.Contact(1, (0.0, 0.0, -0.1), mu=2.0, name="centre")
+    qd = np.array([0.0, 0.0, 0.0, 0.7, -0.4, -1.0])
+    sol = ct.solve_contacts(model, q, qd, [c], solver="pgs", tol=1e-10)
+    assert sol.iterations > 3 and np.abs(sol.v_after).max() < 1e-9
+
+
 def brute_force_frictionless(K, b):
     """The LCP w = A x + b (A = NᵀKN) by trying every active set: the independent
     reference for frictionless problems."""
@@ -340,6 +378,16 @@ def test_lemke_reports_a_ray_and_the_pivot_cap():
         ct.lemke(M, [np.nan, 1.0])
 
 
+def test_lemke_degenerate_start():
+    """All entries of b equal (as for a box resting on four corners): z0 must enter at
+    the *last* of the tied rows for the tableau to stay lexicographically positive;
+    with the first, Lemke ends on a ray for this problem."""
+    M, b = np.array([[0.0, 1.0], [2.0, 1.0]]), np.array([-1.0, -1.0])
+    z = ct.lemke(M, b)
+    w = M @ z + b
+    assert z.min() >= 0 and w.min() >= -1e-12 and abs(z @ w) < 1e-12 and z.max() > 0
+
+
 def resting_box(mu=0.5):
     model, corners = box()
     q = rbd.neutral_q(model)
@@ -387,6 +435,13 @@ def test_box_dropped_on_the_floor_comes_to_rest_on_four_corners():
             E_free, E_after = rbd.energy(model, q, qd_free), rbd.energy(model, q, qd)
             assert E_after <= E_free + 1e-12 * abs(E_free)
             impacts += np.abs(sol.P_n).max() > 3 * mass * 9.81 * h
+        # q moves with the new velocity (on the Lie group): the corners never sink in
+        for k in range(len(run.t) - 1):
+            assert np.allclose(run.q[k + 1], rbd.integrate_q(model, run.q[k], h * run.qd[k + 1]))
+        lowest = min((rbd.body_pose(rbd.forward_kinematics(model, q)[1])[1]
+                      + rbd.body_pose(rbd.forward_kinematics(model, q)[1])[0] @ p)[2]
+                     for q in run.q for p in corners)
+        assert lowest > -1e-3, solver
         assert impacts >= 1                                  # there was an impact
         last = run.solutions[-1]
         assert len(run.contacts[-1]) == 4 and np.abs(run.qd[-1]).max() < 1e-8, solver
