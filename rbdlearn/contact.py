@@ -282,8 +282,9 @@ def lemke(M, b, max_pivots=None, what="LCP"):
         col = tab[:, entering]
         rows = np.flatnonzero(col > tol)
         if rows.size == 0:
-            raise LCPRayTermination(f"{what}: Lemke's algorithm ended on a ray (variable "
-                                    f"{entering} can grow without bound): no solution found")
+            var = f"w[{entering}]" if entering < n else f"z[{entering - n}]"
+            raise LCPRayTermination(f"{what}: Lemke's algorithm ended on a ray ({var} can "
+                                    f"grow without bound): no solution found")
         # ratio test on [b | B⁻¹] / col, lexicographically: ratios within round-off of
         # the smallest are ties, decided by the next column
         for key in [-1] + list(range(n)):
