@@ -120,6 +120,10 @@ def _moves(model, i):
 
 
 def _check_contacts(model, contacts):
+    """The checked contacts; ``model=None`` checks only what needs no model (normal, μ,
+    gap), for the solvers that take K and v directly (``sides`` is then empty)."""
+    if contacts and all(isinstance(c, _Checked) for c in contacts):
+        return list(contacts)
     out = []
     for k, c in enumerate(contacts):
         if not isinstance(c, Contact):
@@ -128,6 +132,8 @@ def _check_contacts(model, contacts):
         sides = []
         for body, point, sign, role in ((c.body, c.point, 1.0, "body"),
                                         (c.other, c.other_point, -1.0, "other")):
+            if model is None:
+                break
             ok = isinstance(body, (int, np.integer)) and not isinstance(body, bool)
             if not ok or not (1 if role == "body" else 0) <= body <= model.N:
                 raise ContactError(f"{label}: {role} must be a body index in "
@@ -216,19 +222,41 @@ def friction_directions(d):
     return np.column_stack([np.cos(a), np.sin(a)])
 
 
+def _check_Kv(K, v, m):
+    K, v = np.asarray(K, dtype=float), np.asarray(v, dtype=float)
+    if K.shape != (3 * m, 3 * m) or v.size != 3 * m:
+        raise ContactError(f"{m} contacts need K of shape ({3 * m}, {3 * m}) and 3 "
+                           f"velocities each, got K {K.shape} and v {v.shape}")
+    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(v))):
+        raise ContactError("K and v must be finite")
+    return K, v.reshape(m, 3)
+
+
+def _check_mobility(K, cs):
+    """A point that cannot move along its normal (nᵀKn = 0) cannot be held by an impulse."""
+    for k, c in enumerate(cs):
+        if c.n @ K[3 * k:3 * k + 3, 3 * k:3 * k + 3] @ c.n <= 1e-12 * max(np.trace(K), 1e-300):
+            raise ContactError(f"{c.label}: the point cannot move along its normal "
+                               f"(nᵀKn = 0), so no impulse can hold it")
+
+
 def _bias(cs, v, h):
     """b_n = n·v* + φ/h per contact (φ/h omitted for a pure impulse, h = None)."""
     return np.array([c.n @ v[k] + (c.gap / h if h else 0.0) for k, c in enumerate(cs)])
 
 
-def contact_lcp(K, v, cs, h=None, d=4):
-    """``(M, b)`` of the LCP w = M z + b with z = [P_n (m); β (m d); λ (m)] for checked
-    contacts ``cs``, the Delassus matrix K and the free contact velocities v (m x 3):
+def contact_lcp(K, v, contacts, h=None, d=4):
+    """``(M, b, G)`` of the LCP w = M z + b with z = [P_n (m); β (m d); λ (m)] for the
+    ``contacts`` (a list of :class:`Contact`), their Delassus matrix K
+    (:func:`delassus`) and free velocities v (m x 3, :func:`contact_velocities`):
 
         M = [[NᵀKN, NᵀKD, 0], [DᵀKN, DᵀKD, E], [diag μ, −Eᵀ, 0]],
         b = [Nᵀv* + φ/h; Dᵀv*; 0],
 
-    N, D: the normals and pyramid directions (world axes), E: one 1 per direction."""
+    N, D: the normals and pyramid directions (world axes), E: one 1 per direction;
+    G = [N D] maps [P_n; β] to the impulses (3 per contact)."""
+    cs = _check_contacts(None, contacts)
+    K, v = _check_Kv(K, v, len(cs))
     m, dirs = len(cs), friction_directions(d)
     N, D, E = np.zeros((3 * m, m)), np.zeros((3 * m, m * d)), np.zeros((m * d, m))
     for k, c in enumerate(cs):
@@ -317,8 +345,10 @@ def _project(x, radius, dirs):
     return foot[np.argmin(np.linalg.norm(foot - x, axis=1))]
 
 
-def pgs(K, v, cs, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000, P0=None):
-    """Projected Gauss–Seidel on the contact problem: each contact in turn updates its
+def pgs(K, v, contacts, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000):
+    """Projected Gauss–Seidel on the contact problem of the ``contacts`` (a list of
+    :class:`Contact`) with Delassus matrix K (3m x 3m) and free velocities v (m x 3):
+    each contact in turn updates its
     normal impulse, P_n ← max(0, P_n − (n·v⁺ + φ/h)/K_nn), then its tangential impulse,
     P_t ← proj(P_t − v_t⁺/r) onto the friction set {pyramid, cone} of radius μ P_n,
     with r the largest eigenvalue of its 2x2 block K_tt (a fixed point is exactly a
@@ -329,12 +359,15 @@ def pgs(K, v, cs, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000, P0=N
     if friction not in ("pyramid", "cone"):
         raise ContactError(f"friction must be 'pyramid' or 'cone', got {friction!r}")
     dirs = friction_directions(d) if friction == "pyramid" else None
+    cs = _check_contacts(None, contacts)
+    K, v = _check_Kv(K, v, len(cs))
     m = len(cs)
-    P = np.zeros((m, 3)) if P0 is None else np.array(P0, dtype=float).reshape(m, 3)
-    vel = np.asarray(v, dtype=float).reshape(m, 3) + (K @ P.ravel()).reshape(m, 3)
+    P = np.zeros((m, 3))
+    vel = v.copy()                                       # v⁺ = v* + K P, with P = 0
     Knn = [c.n @ K[3 * k:3 * k + 3, 3 * k:3 * k + 3] @ c.n for k, c in enumerate(cs)]
-    rt = [np.linalg.eigvalsh(c.T.T @ K[3 * k:3 * k + 3, 3 * k:3 * k + 3] @ c.T)[-1]
-          for k, c in enumerate(cs)]
+    _check_mobility(K, cs)
+    rt = [max(np.linalg.eigvalsh(c.T.T @ K[3 * k:3 * k + 3, 3 * k:3 * k + 3] @ c.T)[-1],
+              1e-12 * Knn[k]) for k, c in enumerate(cs)]    # K_tt = 0: a long step
     phi = [c.gap / h if h else 0.0 for c in cs]
 
     def update(k, dP):                                  # v⁺ = v* + K P, kept current
@@ -519,10 +552,7 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
         _step_length(h)
     K = delassus(model, q, contacts)
     v = contact_velocities(model, q, qd, contacts)
-    for k, c in enumerate(cs):                 # a point that cannot move along n
-        if c.n @ K[3 * k:3 * k + 3, 3 * k:3 * k + 3] @ c.n <= 1e-12 * max(np.trace(K), 1e-300):
-            raise ContactError(f"{c.label}: the point cannot move along its normal "
-                               f"(nᵀKn = 0), so no impulse can hold it")
+    _check_mobility(K, cs)
     if solver == "lemke":
         M, b, G = contact_lcp(K, v, cs, h, d)
         labels = ", ".join(c.label for c in cs)
