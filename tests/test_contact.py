@@ -511,6 +511,13 @@ def test_other_bad_input():
         ct.solve_contacts(model, q, [0, np.nan, 0, 0, 0, 0], contacts)
     with pytest.raises(ValueError, match=r"qd has shape \(5,\)"):
         ct.solve_contacts(model, q, np.zeros(5), contacts)
+    with pytest.raises(ct.ContactError, match=r"2 contacts need K of shape \(6, 6\)"):
+        ct.pgs(np.eye(6), np.zeros(3), contacts[:2])
+    with pytest.raises(ct.ContactError, match="K and v must be finite"):
+        ct.contact_lcp(np.full((6, 6), np.nan), np.zeros((2, 3)), contacts[:2])
+    with pytest.raises(ct.ContactError, match=r"contact 1 \('corner 1'\): the point "
+                                              r"cannot move along its normal"):
+        ct.pgs(np.diag([1.0, 1, 1, 1, 1, 0]), np.zeros((2, 3)), contacts[:2])
     with pytest.raises(ct.ContactError, match="expected a Contact"):
         ct.solve_contacts(model, q, qd, [(1, (0, 0, 0))])
     # a point that cannot move along its normal: a slider moving sideways only
