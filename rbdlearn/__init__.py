@@ -34,11 +34,13 @@ from .kinematics import (body_accelerations, body_pose, body_velocities,
 from .model import (Model, floating_base, integrate_q, neutral_q, planar_chain,
                     pointers, random_q, random_tree, without_gravity)
 from .rnea import rnea
-from .aba import (Gear, aba, aba_geared, aba_local_frame, contact_impulse, gear_matrix,
-                  geared_q, inter_body_inertia, joint_limit_impulse, theta_recursion)
+from .aba import (Gear, aba, aba_geared, aba_local_frame, gear_matrix, geared_q,
+                  inter_body_inertia, theta_recursion)
 from .crb import (Composite, composite_3vector, crba, crba_3vector, forward_dynamics_crb,
                   jacobian_method, operation_counts, unit_vector_method)
 from .integrate import Trajectory, energy, momentum, simulate
-from . import closed_chains, constrained   # Chapters 5, 4: forward_dynamics, simulate, … stay qualified
+from .contact import (Contact, contact_impulse, delassus, joint_limit_impulse, lemke, pgs,
+                      solve_contacts)
+from . import closed_chains, constrained, contact   # Chapters 5, 4: forward_dynamics, simulate, … stay qualified
 
 __version__ = "0.1.0"

@@ -1313,3 +1313,60 @@ def bar_release_explorer(runs, bar_height):
 
 
 __all__ += ["draw_figure_views", "bar_release_explorer"]
+
+
+# ------------------------------------ Chapter 2 §6: several contacts, a time scrubber
+
+def contact_run_explorer(runs, xlim, ylim, surface="below", force_scale=0.1,
+                         axis_labels=("y [m]", "z [m]"), frames=21, figsize=(5.6, 3.4)):
+    """Widget for §2.6: precomputed runs through contact, one picked by a drop-down (when
+    there are several), scrubbed by a time slider. ``runs`` {name: run}, each run a dict
+    with ``t`` (n times), ``lines`` (per time, a list of (k, 2) polylines in the drawing
+    plane), ``forces`` (per time, an (m, 4) array of arrows [x, y, f_x, f_y]: the contact
+    forces, drawn ``force_scale`` m per N) and ``text`` (per time, the read-out). The
+    surface z = 0 is shaded ``below`` or ``above`` it. The callback only moves the drawn
+    lines; the kernel-free form shows ``frames`` times per run."""
+    names = list(runs)
+    n_lines = max(len(ls) for run in runs.values() for ls in run["lines"])
+    pic = _Picture(figsize, dpi=72)
+    ax = pic.fig.add_subplot()
+    ax.axhspan(*((ylim[0], 0.0) if surface == "below" else (0.0, ylim[1])), color="0.88")
+    ax.axhline(0.0, color="0.4", lw=1.2)
+    ax.set(xlim=xlim, ylim=ylim, aspect="equal", xlabel=axis_labels[0], ylabel=axis_labels[1])
+    lines = [ax.plot([], [], "-o", color="C0", lw=2, ms=3)[0] for _ in range(n_lines)]
+    n_arrows = max(len(f) for run in runs.values() for f in run["forces"])
+    arrows = ax.quiver(np.zeros(n_arrows), np.zeros(n_arrows), np.zeros(n_arrows),
+                       np.zeros(n_arrows), color="C3", angles="xy", scale_units="xy",
+                       scale=1, width=0.008, zorder=5)
+    label = ax.text(0.02, 0.95, "", transform=ax.transAxes, fontsize=9, va="top")
+    pic.fig.tight_layout()
+    t_end = min(float(run["t"][-1]) for run in runs.values())
+    dt = float(np.min(np.diff(next(iter(runs.values()))["t"])))
+    c = {"t": _slider("t [s]", 0.0, 0.0, t_end, step=max(0.01, round(dt, 2)))}
+    if len(names) > 1:
+        c = {"run": W.Dropdown(options=names, value=names[0], description="run",
+                               layout=_control_layout()), **c}
+    html = W.HTML()
+
+    def update():
+        run = runs[c["run"].value if "run" in c else names[0]]
+        k = int(np.argmin(np.abs(run["t"] - c["t"].value)))
+        for line, pts in itertools.zip_longest(lines, run["lines"][k]):
+            if line is not None:
+                pts = np.zeros((0, 2)) if pts is None else np.asarray(pts)
+                line.set_data(pts[:, 0], pts[:, 1])
+        f = np.zeros((n_arrows, 4))
+        f[:len(run["forces"][k])] = run["forces"][k]
+        arrows.set_offsets(f[:, :2])
+        arrows.set_UVC(force_scale * f[:, 2], force_scale * f[:, 3])
+        label.set_text(f"t = {run['t'][k]:.2f} s")
+        pic.refresh()
+        html.value = f"<pre style='white-space:pre-wrap;font-size:12px'>{run['text'][k]}</pre>"
+
+    views = {"t": _grid(0.0, t_end, t_end / (frames - 1))}
+    if "run" in c:
+        views = {"run": names, **views}
+    return _box(pic, c, html, update, views=views)
+
+
+__all__ += ["contact_run_explorer"]
