@@ -21,6 +21,8 @@ import io
 import itertools
 import math
 import os
+import re
+from html import escape
 
 import ipywidgets as W
 from ipywidgets.widgets.widget_string import HTMLStyle   # not exported by ipywidgets
@@ -41,7 +43,8 @@ __all__ = ["precomputed", "plucker_explorer", "rnea_explorer", "constrained_moti
            "applied_force", "draw_propagation", "propagation_explorer",
            "draw_heatmap", "felt_inertias", "felt_masses",
            "articulated_inertia_explorer", "inward_pass_steps", "small_trees",
-           "aba_step_explorer", "FOUR_BAR_JOINTS", "four_bar_sweep", "four_bar_explorer"]
+           "aba_step_explorer", "FOUR_BAR_JOINTS", "four_bar_sweep", "four_bar_explorer",
+           "contact_run_explorer"]
 
 
 class _Picture:
@@ -96,6 +99,20 @@ def _num(x, digits=2):
 
 def _vec(a, digits=2):
     return "[" + ", ".join(_num(x, digits) for x in a) + "]"
+
+
+_SUBSCRIPT = re.compile(r"(?<=[^\W\d_])_([A-Za-z0-9]+)")     # X_ab after a letter
+
+
+def _readout(text, error=False):
+    """An explorer's read-out: monospace lines that wrap in the column, a subscript written
+    ``X_ab`` shown as X<sub>ab</sub>; an error (``error=True``) in red, as it is."""
+    text = escape(str(text), quote=False)
+    if not error:
+        text = _SUBSCRIPT.sub(r"<sub>\1</sub>", text)
+    color = "color:#b00;" if error else ""
+    return (f"<pre style='white-space:pre-wrap;{color}font-size:12px;line-height:1.35'>"
+            f"{text}</pre>")
 
 
 class _Explorer(W.Box):
@@ -247,11 +264,10 @@ def plucker_explorer(force=(-1.0, 0.0, 0.0, 0.0, 1.0, 0.0)):
         vO_arrow.set_UVC(0.25 * np.array([v_O[4], vB_world[1]]),
                          0.25 * np.array([v_O[5], vB_world[2]]))
         pic.refresh()
-        html.value = (
-            "<pre style='white-space:pre-wrap;font-size:12px;line-height:1.35'>"
+        html.value = _readout(
             f"ᴼv = {_vec(v_O)}\nᴮv = ᴮX_O ᴼv\n   = {_vec(v_B)}\n\n"
             f"ᴼf = {_vec(f_O)}\nᴮf = ᴮX_O⁻ᵀ ᴼf\n   = {_vec(f_B)}\n\n"
-            f"power ᴼv·ᴼf = {v_O @ f_O:+.4f} W\n      ᴮv·ᴮf = {v_B @ f_B:+.4f} W</pre>")
+            f"power ᴼv·ᴼf = {v_O @ f_O:+.4f} W\n      ᴮv·ᴮf = {v_B @ f_B:+.4f} W")
 
     return _box(pic, c, html, update,
                 views={"B_θ": _grid(-3.0, 3.0, 0.5), "B_y": [0.0, 1.0, 2.0]})
@@ -310,8 +326,7 @@ def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale
         top = max(5.0, 1.15 * max(np.abs(p).max() for p in parts.values()))
         bx.set_ylim(-top, top)
         pic.refresh()
-        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>" + "\n".join(
-            f"{k:9s}{_vec(v)} N m" for k, v in parts.items()) + "</pre>")
+        html.value = _readout("\n".join(f"{k:9s}{_vec(v)} N m" for k, v in parts.items()))
 
     return _box(pic, c, html, update,
                 views={"q1": _grid(-3.0, 3.0, 0.6), "q2": [-2.0, -0.8, 0.4, 1.6]})
@@ -418,10 +433,9 @@ def constrained_motion_explorer():
         guide.set_data(*(([0.6 - d[0], 0.6 + d[0]], [0.2 - d[1], 0.2 + d[1]])
                          if kind == "slider" else ([], [])))
         pic.refresh()
-        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
-                      f"f      = {_vec(f)}\nα̇      = {_vec(alpha_dot, 3)}\n"
+        html.value = _readout(f"f      = {_vec(f)}\nα̇      = {_vec(alpha_dot, 3)}\n"
                       f"a      = {_vec(a)}\nf_c    = I a − f\n       = {_vec(f_c)}\n"
-                      f"Sᵀ f_c = {_vec(S.T @ f_c, 6)}</pre>")
+                      f"Sᵀ f_c = {_vec(S.T @ f_c, 6)}")
 
     return _box(pic, c, html, update,
                 views={"joint": ["hinge", "slider", "plane"],
@@ -492,9 +506,9 @@ def propagation_explorer():
         out = draw(c["θ_a"].value, c["ω_a"].value, (c["r_y"].value, c["r_z"].value),
                    (c["v_y"].value, c["v_z"].value), c["ω_ab"].value)
         pic.refresh()
-        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>[linear; angular], b's axes\n"
+        html.value = _readout("[linear; angular], b's axes\n"
                       f"V_b  = {_vec(out['V_b'])}\nC_ab = {_vec(out['C_ab'])}\n"
-                      f"A_b  = {_vec(out['A_b'])}\n(A_a = 0, A_ab = 0)</pre>")
+                      f"A_b  = {_vec(out['A_b'])}\n(A_a = 0, A_ab = 0)")
 
     return _box(pic, c, html, update,
                 views={"ω_ab": _grid(-2.0, 2.0, 0.5), "v_y": [-1.0, 0.0, 1.0]})
@@ -508,14 +522,14 @@ def draw_heatmap(ax, M, title="", vmax=None, labels=_LIN_ANG):
     M = np.asarray(M, dtype=float)
     vmax = vmax or max(1e-9, np.abs(M).max())
     im = ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
-    ax.set_xticks(range(6), ["$a_x$", "$a_y$", "$a_z$", "$α_x$", "$α_y$", "$α_z$"], fontsize=8)
-    ax.set_yticks(range(6), labels, fontsize=8)
-    ax.set_title(title, fontsize=9)
+    ax.set_xticks(range(6), ["$a_x$", "$a_y$", "$a_z$", "$α_x$", "$α_y$", "$α_z$"], fontsize=10)
+    ax.set_yticks(range(6), labels, fontsize=10)
+    ax.set_title(title, fontsize=11)
 
     def update(M, title=None):
         im.set_data(np.asarray(M, dtype=float))
         if title is not None:
-            ax.set_title(title, fontsize=9)
+            ax.set_title(title, fontsize=11)
 
     return update
 
@@ -567,9 +581,8 @@ def articulated_inertia_explorer():
             d(mats[k])
         pic.refresh()
         felt = {k: felt_masses(M) for k, M in mats.items()}
-        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>mass felt by a push\n"
-                      "along body 1's  y      z\n" + "\n".join(
-                          f"{k:12s}{a:6.3f} {b:6.3f}" for k, (a, b) in felt.items()) + "</pre>")
+        html.value = _readout("mass felt by a push\nalong body 1's  y      z\n" + "\n".join(
+            f"{k:12s}{a:6.3f} {b:6.3f}" for k, (a, b) in felt.items()))
 
     return _box(pic, c, html, update,
                 views={"q2": _grid(-2.8, 2.8, 0.4), "m2": [0.3, 1.0, 3.0]})
@@ -652,14 +665,13 @@ def contact_explorer():
         pic.refresh()
         Pn, Pt = res.P[2], res.P[1]
         ratio = f"{abs(Pt) / Pn:.3f}" if Pn > 0 else "—"
-        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
-                      f"mode      {res.mode}\n"
+        html.value = _readout(f"mode      {res.mode}\n"
                       f"v before  (y, z) = {_vec(res.v_before[1:])} m/s\n"
                       f"v after   (y, z) = {_vec(res.v_after[1:])} m/s\n"
                       f"impulse P (y, z) = {_vec(res.P[1:])} N s\n"
                       f"|P_t| / P_n      = {ratio}\n"
                       f"Δq̇              = {_vec(res.dqd)} rad/s\n"
-                      f"kinetic energy change = {energy(CONTACT_ARM, q, qd + res.dqd) - energy(CONTACT_ARM, q, qd):+.3f} J</pre>")
+                      f"kinetic energy change = {energy(CONTACT_ARM, q, qd + res.dqd) - energy(CONTACT_ARM, q, qd):+.3f} J")
 
     return _box(pic, c, html, update,
                 views={"e": _grid(0.0, 1.0, 0.25), "mu": [0.0, 0.15, 0.3, 0.6, 1.0, 1.5]})
@@ -744,15 +756,15 @@ def ball_joint_explorer(swing_max=math.radians(40)):
         swing, twist = swing_twist(R)
         qz, qy, qx = zyx_angles(R)
         g, _ = swing_twist_limit_violation(R, c["limit"].value)
-        html.value = (
-            "<pre style='white-space:pre-wrap;font-size:12px;line-height:1.35'>R =\n" +
+        html.value = _readout(
+            "R =\n" +
             "\n".join(_vec(row, 3) for row in R) +
             f"\n\nfrom R:  swing = arccos R_zz   = {swing:+.3f}\n"
             f"         twist (corr. eq. 29) = {twist:+.3f}\n"
             f"ZYX:     (q_z, q_y, q_x) = {_vec((qz, qy, qx), 3)}\n"
             f"         det(SᵀS) = cos² q_y = {math.cos(qy) ** 2:.3f}\n"
             f"limit:   g_swing = {g[0]:+.3f}  "
-            f"({'outside' if g[0] > 0 else 'inside'} the cone)</pre>")
+            f"({'outside' if g[0] > 0 else 'inside'} the cone)")
 
     return _box(pic, c, html, update,
                 views={"swing": _grid(0.0, 3.0, 0.25), "φ": [-1.57, 0.0, 1.57]})
@@ -837,10 +849,10 @@ def aba_step_explorer():
             shown["title"] = pic.fig.suptitle("", fontsize=10)
             pic.fig.subplots_adjust(top=0.8)          # room for the title over the panels
             shown["name"] = name
-            html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>parent λ(i): " + str(model.parent[1:])
+            html.value = _readout("parent λ(i): " + str(model.parent[1:])
                           + "\njoints: " + ", ".join(type(j).__name__ for j in model.joints[1:])
                           + "\nstep s: bodies N … N−s+1 have added their\n"
-                            "contribution (eq. 25) to their parents</pre>")
+                            "contribution (eq. 25) to their parents")
         s = min(c["step"].value, model.N)
         for i, draw in enumerate(shown["draws"], start=1):
             state = "final" if i > model.N - s else "next" if i == model.N - s else ""
@@ -909,7 +921,7 @@ def _tree_layout(model):
     return x, y
 
 
-def draw_fill(ax_tree, ax_H, model, H, owner, fontsize=8):
+def draw_fill(ax_tree, ax_H, model, H, owner, fontsize=10):
     """Draw a tree and its H; returns ``show(k)``, which shows step k of the filling
     (bodies 1..k done): the tree with the composite body C_k shaded (red: body k,
     orange: the rest of C_k, blue: bodies done), and H with the entries filled so far
@@ -975,7 +987,7 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
             try:
                 model = tree_from_parents(parse_parents(c["parents"].value))
             except ValueError as err:
-                html.value = f"<pre style='white-space:pre-wrap;color:#b00;font-size:12px'>{err}</pre>"
+                html.value = _readout(err, error=True)
                 return
             q = np.random.default_rng(1).uniform(-np.pi, np.pi, model.nq)
             owner = fill_owner(model)
@@ -988,13 +1000,11 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
         k = min(c["step"].value, model.N)
         state["show"](k)
         zeros = int((owner == 0).sum())
-        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
-                      f"N = {model.N}, nv = {model.nv}: {zeros} of {model.nv ** 2} entries\n"
+        html.value = _readout(f"N = {model.N}, nv = {model.nv}: {zeros} of {model.nv ** 2} entries\n"
                       "are zero whatever q (white)\n"
                       + (f"body {k} fills the entries (j, {k}) and ({k}, j)\n"
                          f"for j on its path {model.ancestors(k)}" if k else
-                         "move the slider to process bodies 1, 2, …")
-                      + "</pre>")
+                         "move the slider to process bodies 1, 2, …"))
         pic.refresh()
 
     return _box(pic, c, html, update,
@@ -1089,14 +1099,13 @@ def four_bar_explorer(mech=None, n_sweep=121):
         marker.set_xdata([a, a])
         refresh()
         names = [FOUR_BAR_JOINTS[k] for k in split.S]
-        html.value = (
-            "<pre style='white-space:pre-wrap;font-size:12px'>"
+        html.value = _readout(
             f"θ_J = {_vec(np.angle(np.exp(1j * q)))} rad (wrapped)\n\n"
             f"pivoted split: θ_G = {FOUR_BAR_JOINTS[split.G[0]]}\n"
             f"  θ_S = {', '.join(names)}\n  H = −J_S⁻¹J_G = {_vec(r.H[:, 0])}\n\n"
             "cond(J_S) with θ_G =\n" + "\n".join(
                 f"  {n:8s}{x:10.3g}" for n, x in zip(FOUR_BAR_JOINTS, conds))
-            + f"\n  pivoted {np.linalg.cond(r.JS):10.3g}</pre>")
+            + f"\n  pivoted {np.linalg.cond(r.JS):10.3g}")
 
     box = _box(pic, c, html, update,
                views={"crank": _grid(0.0, 6.25, 0.25)})
@@ -1154,7 +1163,7 @@ def draw_floor_arm(ax_arm, ax_z, ax_y, force_scale=0.03, friction_scale=1.0):
         lines[c, "cursor"] = ax.axvline(0, color="0.5", lw=0.8)
         ax.yaxis.set_major_locator(MaxNLocator(3))
         ax.legend(fontsize=8.5, ncol=3, loc="upper right", frameon=False)
-        ax.set_title(f"{name} components [N]", fontsize=8, loc="left")
+        ax.set_title(f"{name} components [N]", fontsize=10, loc="left")
     ax_z.tick_params(labelbottom=False)
     ax_y.set_xlabel("t [s]")
 
@@ -1209,7 +1218,7 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
     grid = pic.fig.add_gridspec(2, 2, width_ratios=[1.05, 1])
     ax_arm = pic.fig.add_subplot(grid[:, 0])
     ax_z, ax_y = pic.fig.add_subplot(grid[0, 1]), pic.fig.add_subplot(grid[1, 1])
-    ax_arm.set_title("⁰f_i (green), f_n (red), f_t ×10 (orange)", fontsize=8)
+    ax_arm.set_title("$^0f_i$ (green), $f_n$ (red), $10\\,f_t$ (orange)", fontsize=10)
     show = draw_floor_arm(ax_arm, ax_z, ax_y, friction_scale=10.0)
     pic.fig.tight_layout()
     c = {"tau1": _slider("τ1 [N m]", 0.0, -15, 15), "tau2": _slider("τ2 [N m]", -1.225, -5, 5),
@@ -1225,7 +1234,7 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
             try:
                 arm, traj = floor_arm_run(key[:2], key[2], key[3], t_end, dt)
             except ValueError as err:          # a singular posture, or a run that blew up
-                html.value = f"<pre style='color:#b00;font-size:12px;white-space:pre-wrap'>{err}</pre>"
+                html.value = _readout(err, error=True)
                 return
             state.update(key=key, arm=arm, traj=traj, fresh=True)
         arm, traj = state["arm"], state["traj"]
@@ -1244,12 +1253,11 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
                                                                   compress_level=1)
         pic.image.value = buf.getvalue()
         f = traj.link_forces[k]
-        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
-                      f"t = {traj.t[k]:.2f} s   q = {_vec(traj.q[k])} rad\n"
+        html.value = _readout(f"t = {traj.t[k]:.2f} s   q = {_vec(traj.q[k])} rad\n"
                       f"hand y = {traj.r[k, 1]:.3f} m, |C| = {abs(traj.C[k]):.1e} m\n"
                       f"f_n = {_num(traj.f_n[k], 3)} N   f_t = {_num(traj.f_t[k, 1], 3)} N\n"
                       f"⁰f_1 (y, z) = {_vec(f[0, 1:], 3)} N\n"
-                      f"⁰f_2 (y, z) = {_vec(f[1, 1:], 3)} N</pre>")
+                      f"⁰f_2 (y, z) = {_vec(f[1, 1:], 3)} N")
 
     return _box(pic, c, html, update,
                 views={"t": _grid(0.0, t_end, 0.1), "K": [0.0, 0.01, 0.1]})
@@ -1303,10 +1311,9 @@ def bar_release_explorer(runs, bar_height):
         draw(skeletons[k])
         pic.refresh()
         phase = "both hands" if t[k] < c["release"].value - 1e-9 else "left hand only"
-        html.value = ("<pre style='white-space:pre-wrap;font-size:12px'>"
-                      f"t = {t[k]:.3f} s   ({phase})\n"
+        html.value = _readout(f"t = {t[k]:.3f} s   ({phase})\n"
                       f"energy (mechanical + springs) = {E[k]:.2f} J\n"
-                      f"change since t = 0            = {E[k] - E[0]:+.3f} J</pre>")
+                      f"change since t = 0            = {E[k] - E[0]:+.3f} J")
 
     return _box(pic, c, html, update,
                 views={"release": releases, "t": _grid(0.0, float(t_max), t_max / 12)})
@@ -1361,12 +1368,10 @@ def contact_run_explorer(runs, xlim, ylim, surface="below", force_scale=0.1,
         arrows.set_UVC(force_scale * f[:, 2], force_scale * f[:, 3])
         label.set_text(f"t = {run['t'][k]:.2f} s")
         pic.refresh()
-        html.value = f"<pre style='white-space:pre-wrap;font-size:12px'>{run['text'][k]}</pre>"
+        html.value = _readout(run["text"][k])
 
     views = {"t": _grid(0.0, t_end, t_end / (frames - 1))}
     if "run" in c:
         views = {"run": names, **views}
     return _box(pic, c, html, update, views=views)
 
-
-__all__ += ["contact_run_explorer"]
