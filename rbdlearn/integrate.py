@@ -12,8 +12,11 @@ quaternions stay unit. ``(q, q̇) ⊕ (δ, ε) = (q ⊕ δ, q̇ + ε)`` moves th
 Each integrator works with the state derivative ``F(t, x) = (q̇, q̈)``, where
 ``q̈ = forward(model, q, q̇, τ(t, q, q̇))`` (the articulated-body algorithm by default).
 
-Semi-implicit (symplectic) Euler, first order:
+Semi-implicit Euler, first order:
     q̇⁺ = q̇ + h q̈(t, q, q̇),   q⁺ = q ⊕ h q̇⁺                                    (SIE)
+It is symplectic only while the mass matrix is constant (a single pendulum, a point
+mass): it updates the velocity q̇, not the momentum H(q) q̇, so on a chain its energy
+error grows with time (chapter 2, §3, measures both cases).
 
 Fourth-order Runge–Kutta on the manifold. Classical RK4 with stage points ``x ⊕ h k``
 and the increment ``h (k1 + 2 k2 + 2 k3 + k4)/6`` applied at once is only second
