@@ -7,8 +7,9 @@ element holds an mjx-container; no raw TeX left in the text), every image loaded
 stored widget state rendered by the HTML manager, every to_jshtml animation present with
 its first frame, nothing (code, output, equation, table, image, widget) wider than the
 content column or scrolling sideways in it, and each explorer answering every one of its
-controls without a kernel — at 1280 px, and on a 390 px phone in a test of its own. A screenshot of each page's first screen goes to _build/screenshots/, and of each
-widget before and after its controls move to _build/screenshots/widgets/.
+controls without a kernel — at 1280 px, and on a 390 px phone in a test of its own. A
+screenshot of each page's first screen goes to _build/screenshots/, and of each widget
+before and after its controls move to _build/screenshots/widgets/.
 Then the sidebar (walking the whole table of contents by clicking its links) and the
 search page.
 
@@ -95,7 +96,10 @@ WIDGETS_OUTSIDE_THE_COLUMN = """() => {
 # Everything in the content column at the window's width: the page does not scroll sideways,
 # no element (code, output, equation, table, image, widget) reaches past the column, and no
 # box inside it scrolls sideways or cuts its content off. Each problem names the kind of
-# element, its tag and class, its section and the start of its text.
+# element, its tag and class, its section and the start of its text. Also: a formula that
+# MathJax broke into lines uses its box (its widest line at least a third of its width):
+# narrower lines mean MathJax measured the wrong box, as it did beside a floated equation
+# number.
 OVERFLOWS = """() => {
     // Everything the reader sees in the page's content column: nothing wider than the
     // column (or the window), and nothing that scrolls sideways or is cut off inside it.
@@ -148,6 +152,13 @@ OVERFLOWS = """() => {
                          + `${el.clientWidth} px`);
         }
     }
+    document.querySelectorAll('article mjx-container[display="true"]').forEach(m => {
+        const lines = Array.from(m.querySelectorAll('mjx-linebox'));
+        const widest = Math.max(0, ...lines.map(l => l.getBoundingClientRect().width));
+        if (lines.length > 1 && widest < m.clientWidth / 3)
+            out.push(`${name(m)} is broken into ${lines.length} lines of at most `
+                     + `${Math.round(widest)} px in a ${m.clientWidth} px box`);
+    });
     return out;
 }"""
 
