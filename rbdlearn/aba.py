@@ -26,8 +26,7 @@ from .spatial import (cross_force, cross_motion, inertia_params, mm_flops, plux,
 
 __all__ = ["aba", "aba_flops", "aba_local_frame", "local_X", "local_C",
            "SingularArticulatedInertia", "Gear", "gear_matrix", "geared_q", "aba_geared",
-           "theta_recursion", "inter_body_inertia", "ContactImpulse", "contact_impulse",
-           "joint_limit_impulse"]
+           "theta_recursion", "inter_body_inertia"]
 
 
 class SingularArticulatedInertia(ValueError):
@@ -525,9 +524,3 @@ def _impulse_response(model, q, tau=None, f_ext=None):
     ``tau`` and the spatial impulses ``f_ext``: one ABA at rest without gravity."""
     zero = np.zeros(model.nv)
     return aba(without_gravity(model), q, zero, zero if tau is None else tau, f_ext)
-
-
-# The one-point impulses of chapter 2's last section (ContactImpulse, contact_impulse,
-# joint_limit_impulse) live with the rest of the contact code in contact.py; they stay
-# importable from here. (At the end: contact.py itself imports from this module.)
-from .contact import ContactImpulse, contact_impulse, joint_limit_impulse  # noqa: E402

@@ -441,8 +441,7 @@ def contact_impulse(model, q, qd, i, p, n=(0.0, 0.0, 1.0), e=0.0, mu=0.0):
         if not (isinstance(val, numbers.Real) and 0.0 <= val <= hi):
             raise ValueError(f"{name} must be a number in [0, {hi}], got {val!r}")
     v = point_velocity(model, q, qd, i, p, frame="world")
-    R, _ = body_pose(forward_kinematics(model, q)[i])
-    Phi = R @ np.hstack([-skew(np.asarray(p, dtype=float)), np.eye(3)])
+    Phi = _Phi(forward_kinematics(model, q), i, np.asarray(p, dtype=float))
     K = Phi @ inter_body_inertia(model, q, i, i) @ Phi.T
     vn = float(n @ v)
     if vn >= 0.0:
@@ -519,6 +518,7 @@ def joint_limit_impulse(model, q, qd, i, swing_max, twist_max=math.pi, e=0.0):
         raise ValueError(f"joint '{model.names[i]}': the limit LCP has no solution")
     return lam, -Y @ lam
 
+
 @dataclass
 class ContactSolution:
     """The contact impulses of one step: ``P`` (m x 3, world axes, on ``body``; −P on
@@ -550,10 +550,10 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
     cs = _check_contacts(model, contacts)
     if h is not None:
         _step_length(h)
-    K = delassus(model, q, contacts)
-    v = contact_velocities(model, q, qd, contacts)
-    _check_mobility(K, cs)
+    K = delassus(model, q, cs)                  # cs: checked once, not again inside
+    v = contact_velocities(model, q, qd, cs)
     if solver == "lemke":
+        _check_mobility(K, cs)                  # (pgs checks it itself)
         M, b, G = contact_lcp(K, v, cs, h, d)
         labels = ", ".join(c.label for c in cs)
         z = lemke(M, b, what=f"contact LCP of {labels}")

@@ -606,9 +606,9 @@ def draw_contact(ax, arm=CONTACT_ARM, tip=CONTACT_TIP, scale=0.25, impulse_scale
     :func:`rbdlearn.contact_impulse` (normal +z, body = the last link), redraws the arm,
     the ground, the tip velocity before (grey) and after (green) the impact — arrows of
     length ``scale·|v|`` — and the impulse ``P`` on the tip (red, ``impulse_scale·|P|``),
-    and returns the :class:`rbdlearn.aba.ContactImpulse`.
+    and returns the :class:`rbdlearn.contact.ContactImpulse`.
     """
-    from .aba import contact_impulse
+    from .contact import contact_impulse
     i = arm.N
     drawing = viz.ChainDrawing(ax, arm, np.zeros(arm.N), coms=False)
     drawing.coms.set_visible(False)          # coms=False leaves a line through the COMs
