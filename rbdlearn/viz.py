@@ -299,9 +299,11 @@ def draw_socket_plug(ax, frames, size=0.15, fontsize=11):
         ax.quiver(*start, *(end - start), color="k", lw=1.0, arrow_length_ratio=0.12)
         ax.text(*(0.5 * (start + end)), label, fontsize=fontsize, color="0.15")
         drawn[label] = (start, end)
-    ax.set_xlabel("x")
-    ax.set_ylabel("y")
-    ax.set_zlabel("z")
+    pts = np.array(list(origins.values()))
+    centre, half = pts.mean(axis=0), (np.ptp(pts, axis=0).max() / 2 + size)
+    ax.set(xlim=centre[0] + [-half, half], ylim=centre[1] + [-half, half],
+           zlim=centre[2] + [-half, half], xlabel="x", ylabel="y", zlabel="z")
+    ax.set_box_aspect((1, 1, 1))                      # equal scales: angles look right
     return {"origins": origins, "offsets": drawn}
 
 
