@@ -35,7 +35,8 @@ from .model import (Model, floating_base, integrate_q, neutral_q, planar_chain,
                     pointers, random_q, random_tree, without_gravity)
 from .rnea import rnea
 from .aba import (Gear, aba, aba_geared, aba_local_frame, gear_matrix, geared_q,
-                  inter_body_inertia, theta_recursion)
+                  inter_body_inertia, inter_body_inertia_geared, theta_recursion,
+                  theta_recursion_geared)
 from .crb import (Composite, composite_3vector, crba, crba_3vector, forward_dynamics_crb,
                   jacobian_method, operation_counts, unit_vector_method)
 from .integrate import Trajectory, energy, momentum, simulate

@@ -26,7 +26,8 @@ from .spatial import (cross_force, cross_motion, inertia_params, mm_flops, plux,
 
 __all__ = ["aba", "aba_flops", "aba_local_frame", "local_X", "local_C",
            "SingularArticulatedInertia", "Gear", "gear_matrix", "geared_q", "aba_geared",
-           "theta_recursion", "inter_body_inertia"]
+           "theta_recursion", "inter_body_inertia", "GearedTheta",
+           "theta_recursion_geared", "inter_body_inertia_geared"]
 
 
 class SingularArticulatedInertia(ValueError):
@@ -366,6 +367,45 @@ def _geared_q(model, gr, q_ind, q0):
     return check_state(model, q=q)[0]
 
 
+def _near_gearing(model, gears, who):
+    """``_gearing``, refusing gears that the O(N) algorithms cannot take."""
+    gr = _gearing(model, gears)
+    if gr.far:
+        j, i = gr.far
+        raise ValueError(f"{who}: joint '{model.names[j]}' is geared to "
+                         f"'{model.names[i]}', which is not its parent, child or sibling "
+                         f"(seed 000 §2.6–2.7); solve the reduced equations "
+                         f"Gᵀ H G q̈_ind = Gᵀ (τ − C q̇ − g) with G = gear_matrix(model, gears)")
+    return gr
+
+
+def _geared_inertias(model, gr, q):
+    """The part of the geared ABA that depends on q only: ``Xup``, ``S``; per member m
+    of a group its transform ``XP[m]`` = ᵐX_P from the group's body P and its axis
+    ``Jh[m]`` = Ĵ_m (eq. 32); the articulated inertias ``IA`` (eq. 39); and per group
+    (keyed by its driver r) ``U[r]`` = Σ X_mPᵀ Î_m Ĵ_m and ``Dinv[r]`` = D⁻¹."""
+    N, parent = model.N, model.parent
+    Xup = joint_transforms(model, q)
+    S = [None] + [model.joints[i].S(q[model.q_slices[i]]) for i in range(1, N + 1)]
+    XP, Jh = [None] * (N + 1), [None] * (N + 1)
+    for i in range(1, N + 1):
+        p = parent[i]
+        if gr.root[p] == gr.root[i]:                 # p is in i's group: ride on it
+            XP[i], Jh[i] = Xup[i] @ XP[p], Xup[i] @ Jh[p] + S[i] * gr.g[i]   # (32)
+        else:                                        # i hangs from its group's P
+            XP[i], Jh[i] = Xup[i], S[i] * gr.g[i]
+    IA = [None] + [model.I[i].copy() for i in range(1, N + 1)]
+    U, Dinv = {}, {}
+    for ms, P in reversed(gr.groups):
+        r = gr.root[ms[0]]
+        U[r] = sum(XP[m].T @ IA[m] @ Jh[m] for m in ms)           # Σ X_cpᵀ Î_c Ĵ_c
+        Dinv[r] = _inv_D(sum(Jh[m].T @ IA[m] @ Jh[m] for m in ms), model, r)
+        if P > 0:
+            IA[P] = (IA[P] + sum(XP[m].T @ IA[m] @ XP[m] for m in ms)
+                     - U[r] @ Dinv[r] @ U[r].T)                            # (39)
+    return Xup, S, XP, Jh, IA, U, Dinv
+
+
 def aba_geared(model, gears, q_ind, qd_ind, tau_ind, f_ext=None, q0=None):
     """Independent accelerations q̈_ind of a tree whose joints are coupled by ``gears``
     (seed 000 §2.6–2.7), by the ABA with parallel coupling (eqs. 36–40).
@@ -377,13 +417,7 @@ def aba_geared(model, gears, q_ind, qd_ind, tau_ind, f_ext=None, q0=None):
     equations ``Gᵀ H G q̈_ind = τ_ind − Gᵀ (C q̇ + g − Jᵀ f_ext)`` in O(N).
     Pinocchio's ABA has no such support: geared joints there need a constrained solver.
     """
-    gr = _gearing(model, gears)
-    if gr.far:
-        j, i = gr.far
-        raise ValueError(f"aba_geared: joint '{model.names[j]}' is geared to "
-                         f"'{model.names[i]}', which is not its parent, child or sibling "
-                         f"(seed 000 §2.6–2.7); solve the reduced equations "
-                         f"Gᵀ H G q̈_ind = Gᵀ (τ − C q̇ − g) with G = gear_matrix(model, gears)")
+    gr = _near_gearing(model, gears, "aba_geared")
     qd_ind, tau_ind = (_real_array(x, name) for x, name in ((qd_ind, "qd_ind"),
                                                             (tau_ind, "tau_ind")))
     for x, name in ((qd_ind, "qd_ind"), (tau_ind, "tau_ind")):
@@ -393,37 +427,26 @@ def aba_geared(model, gears, q_ind, qd_ind, tau_ind, f_ext=None, q0=None):
     q, qd = _geared_q(model, gr, q_ind, q0), _gear_matrix(model, gr) @ qd_ind
     f_ext = check_forces(model, f_ext)
     N, parent = model.N, model.parent
-    Xup = joint_transforms(model, q)
+    Xup, S, XP, Jh, IA, U, Dinv = _geared_inertias(model, gr, q)        # (32), (39)
     v, c = [np.zeros(6)] + [None] * N, [None] * (N + 1)
-    IA, pA = [None] * (N + 1), [None] * (N + 1)
-    XP, Jh, Ch = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
+    pA, Ch = [None] * (N + 1), [None] * (N + 1)
     for i in range(1, N + 1):
         j, p = model.joints[i], parent[i]
         qi, qdi = q[model.q_slices[i]], qd[model.v_slices[i]]
-        S = j.S(qi)
-        vJ = S @ qdi
+        vJ = S[i] @ qdi
         v[i] = Xup[i] @ v[p] + vJ                                          # (ABA-1)
         c[i] = j.cJ(qi, qdi) + cross_motion(v[i], vJ)
-        IA[i] = model.I[i].copy()                                          # (ABA-2)
-        pA[i] = cross_force(v[i], model.I[i] @ v[i])
+        pA[i] = cross_force(v[i], model.I[i] @ v[i])                       # (ABA-2)
         if f_ext is not None:
             pA[i] = pA[i] - f_ext[i]
-        if gr.root[p] == gr.root[i]:                 # p is in i's group: ride on it
-            XP[i] = Xup[i] @ XP[p]                                         # (32)
-            Jh[i] = Xup[i] @ Jh[p] + S * gr.g[i]                           # (32)
-            Ch[i] = Xup[i] @ Ch[p] + c[i]                                  # (35)
-        else:                                        # i hangs from its group's P
-            XP[i], Jh[i], Ch[i] = Xup[i], S * gr.g[i], c[i]
-    U, Dinv, u = {}, {}, {}
+        # (35): ride on a parent of the same group, else hang from the group's P
+        Ch[i] = Xup[i] @ Ch[p] + c[i] if gr.root[p] == gr.root[i] else c[i]
+    u = {}
     for ms, P in reversed(gr.groups):
         r = gr.root[ms[0]]
         IC = [IA[m] @ Ch[m] + pA[m] for m in ms]                  # Î_c Ĉ_pc + Ẑ_c
-        U[r] = sum(XP[m].T @ IA[m] @ Jh[m] for m in ms)           # Σ X_cpᵀ Î_c Ĵ_c
-        Dinv[r] = _inv_D(sum(Jh[m].T @ IA[m] @ Jh[m] for m in ms), model, r)
         u[r] = tau_ind[gr.ind_v[r]] - sum(Jh[m].T @ z for m, z in zip(ms, IC))   # (38)
         if P > 0:
-            IA[P] = (IA[P] + sum(XP[m].T @ IA[m] @ XP[m] for m in ms)
-                     - U[r] @ Dinv[r] @ U[r].T)                            # (39)
             pA[P] = (pA[P] + sum(XP[m].T @ z for m, z in zip(ms, IC))
                      + U[r] @ (Dinv[r] @ u[r]))                            # (40)
     a = [-model.gravity] + [None] * N
@@ -510,6 +533,95 @@ def inter_body_inertia(model, q, i, j, T_Theta=None):
     for k in (up_j[:up_j.index(p)] if p else up_j):      # from j up to p (p excluded)
         left = left @ T[k]                                # δA_k = T_k δA_λ(k)
     return -left @ Theta[p] @ right                       # δẐ_i = −δf
+
+
+# Seed 000 §2.8 closes with "with gears it is basically the same". On the geared tree a
+# group hangs from its body P (see "gears" above), so a test force travels from a member
+# m to P by eq. (40) and back by eqs. (38), (36) (δ of each, τ and q̇ fixed):
+#
+#     δẐ_P = Σ_m T_mᵀ δẐ_m,                    T_m = X_mP − Ĵ_m D⁻¹ Uᵀ,
+#     δA_m = T_m δA_P − Ĵ_m D⁻¹ Σ_k Ĵ_kᵀ δẐ_k,   (k: the members of m's group)
+#
+# which for a group of one are T_cp and S_cp above. So Θ_m = T_m Θ_P T_mᵀ − Ĵ_m D⁻¹ Ĵ_mᵀ
+# on the *reduced* tree, whose parent of m is its group's P, and Λ_ji follows from the
+# same paths — with one new term: when the paths from P to i and to j start at two
+# members c ≠ c' of one group, the common coordinate carries the push from one to the
+# other, δA_c = (T_c Θ_P T_c'ᵀ − Ĵ_c D⁻¹ Ĵ_c'ᵀ) δẐ_c'. It does not vanish even at a fixed
+# base (Θ_0 = 0): two geared siblings on the base feel each other.
+
+
+@dataclass
+class GearedTheta:
+    """Seed 000 §2.8 on a tree with gears (:func:`theta_recursion_geared`). Per body m:
+    ``parent[m]`` is the body P its group hangs from (the tree parent when no gear
+    involves m), ``T[m]`` = T_m, ``Theta[m]`` = Θ_m (entry 0: the base, Θ_0 = 0),
+    ``group[m]`` the driver of m's group, ``Jh[m]`` = Ĵ_m; ``Dinv[r]`` = D⁻¹ of the group
+    of driver r."""
+    parent: list
+    T: list
+    Theta: list
+    group: list
+    Jh: list
+    Dinv: dict
+
+
+def theta_recursion_geared(model, q, gears):
+    """Θ of seed 000 §2.8 for a tree whose joints are coupled by ``gears`` (as in
+    :func:`aba_geared`: each driver is the driven joint's parent, child or sibling), at
+    the full configuration ``q``. With ``gears = []`` it is :func:`theta_recursion`."""
+    (q,) = check_state(model, q=q)
+    gr = _near_gearing(model, gears, "theta_recursion_geared")
+    Xup, S, XP, Jh, IA, U, Dinv = _geared_inertias(model, gr, q)
+    N = model.N
+    parent = [-1] + [None] * N
+    for ms, P in gr.groups:
+        for m in ms:
+            parent[m] = P
+    T, Theta = [None] * (N + 1), [np.zeros((6, 6))] + [None] * N
+    for m in range(1, N + 1):                         # parent[m] < m: root outwards
+        r = gr.root[m]
+        T[m] = XP[m] - Jh[m] @ Dinv[r] @ U[r].T                            # T_m
+        Theta[m] = T[m] @ Theta[parent[m]] @ T[m].T - Jh[m] @ Dinv[r] @ Jh[m].T   # Θ_m
+    return GearedTheta(parent, T, Theta, list(gr.root), Jh, Dinv)
+
+
+def inter_body_inertia_geared(model, q, gears, i, j, theta=None):
+    """``Λ_ji`` (6x6) of a geared tree: ``δA_j = Λ_ji δf`` for an extra spatial force δf
+    on body i (body-i coordinates; δA_j in body-j coordinates), by seed 000 §2.8 with
+    gears — equal to ``J_j G (Gᵀ H G)⁻¹ Gᵀ J_iᵀ`` with local Jacobians and
+    ``G = gear_matrix(model, gears)``. Pass ``theta = theta_recursion_geared(model, q,
+    gears)`` to reuse it for several pairs."""
+    for b in (i, j):
+        if not (isinstance(b, (int, np.integer)) and 1 <= b <= model.N):
+            raise ValueError(f"body index must be an integer in 1..{model.N}, got {b!r}")
+    th = theta_recursion_geared(model, q, gears) if theta is None else theta
+    if not isinstance(th, GearedTheta) or len(th.T) != model.N + 1:
+        raise ValueError("theta must be theta_recursion_geared(model, q, gears) of this model")
+
+    def path(b):                                      # b, its reduced parent, …, 0 excluded
+        out = []
+        while b > 0:
+            out.append(b)
+            b = th.parent[b]
+        return out
+    up_i, up_j = path(i), path(j)
+    p = next((k for k in up_i if k in up_j), 0)       # nearest common reduced ancestor
+    below_i = up_i[:up_i.index(p)] if p else up_i     # i … c (c: p's child on the path)
+    below_j = up_j[:up_j.index(p)] if p else up_j
+    right, left = np.eye(6), np.eye(6)
+    for k in below_i[:-1]:
+        right = th.T[k].T @ right                     # δẐ_λ'(k) = T_kᵀ δẐ_k
+    for k in below_j[:-1]:
+        left = left @ th.T[k]                         # δA_k = T_k δA_λ'(k)
+    middle = th.Theta[p]
+    if below_i:
+        middle = middle @ th.T[below_i[-1]].T
+    if below_j:
+        middle = th.T[below_j[-1]] @ middle
+    if below_i and below_j and th.group[below_i[-1]] == th.group[below_j[-1]]:
+        c, c2 = below_j[-1], below_i[-1]              # two members of one group
+        middle = middle - th.Jh[c] @ th.Dinv[th.group[c]] @ th.Jh[c2].T
+    return -left @ middle @ right                     # δẐ_i = −δf
 
 
 # --------------------------------------------------------------------- impulses

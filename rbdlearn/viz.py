@@ -24,7 +24,7 @@ from .spatial import inertia_params, plux, rotx
 
 __all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "motion_centre_2d",
            "force_line_2d", "draw_velocity_field", "draw_force_line", "draw_frame_2d",
-           "draw_tree_3d", "torque_parts", "draw_torque_bars", "transmitted_forces",
+           "draw_tree_3d", "socket_plug_frames", "draw_socket_plug", "torque_parts", "draw_torque_bars", "transmitted_forces",
            "PART_COLORS", "pointer_layout", "draw_pointers", "loop_geometry", "draw_linkage",
            "table"]
 
@@ -250,6 +250,61 @@ def draw_tree_3d(ax, model, q, color="C0"):
     ax.set_ylabel("y")
     ax.set_zlabel("z")
     return p
+
+
+# ------------------------------------------------------------- socket and plug (Chapter 2)
+
+def socket_plug_frames(model, q, i):
+    """The four frames of seed 000's Fig. 2 for the joint of body ``i``, as world poses
+    ``(R, o)`` (R: the frame's axes as columns, o: its origin, base coordinates):
+    ``"p"`` the parent's centre-of-mass frame (for the base: its origin), ``"j"`` the
+    socket (the joint's predecessor frame, placed by ``Xtree[i]``), ``"j'"`` the plug
+    (body i's own frame, moved by the joint) and ``"c"`` the child's centre-of-mass
+    frame. A centre-of-mass frame has its body's axes."""
+    if not (isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+            and 1 <= i <= model.N):
+        raise ValueError(f"body index must be an integer in 1..{model.N}, got {i!r}")
+    X0 = forward_kinematics(model, q)
+    lam = model.parent[i]
+
+    def com(b):
+        return np.zeros(3) if b == 0 else inertia_params(model.I[b], allow_massless=True)[1]
+    R_p, o_p = body_pose(X0[lam])
+    R_c, o_c = body_pose(X0[i])
+    return {"p": (R_p, o_p + R_p @ com(lam)),
+            "j": body_pose(model.Xtree[i] @ X0[lam]),
+            "j'": (R_c, o_c),
+            "c": (R_c, o_c + R_c @ com(i))}
+
+
+def draw_socket_plug(ax, frames, size=0.15, fontsize=11):
+    """Seed 000's Fig. 2 on a 3-D axes: the frames of :func:`socket_plug_frames` (axes
+    x, y, z in red, green, blue; labelled p, j, j′, c) and the offsets r_pj (p → j),
+    r_jj′ (j → j′) and r_cj′ (c → j′) as black arrows, each labelled with its symbol.
+    Returns what was drawn: ``{"origins": {name: o}, "offsets": {name: (start, end)}}``
+    in base coordinates."""
+    names = {"p": "$p$", "j": "$j$", "j'": "$j'$", "c": "$c$"}
+    origins = {}
+    for name, (R, o) in frames.items():
+        for k, color in enumerate(("C3", "C2", "C0")):
+            ax.quiver(*o, *(size * R[:, k]), color=color, lw=1.6, arrow_length_ratio=0.25)
+        ax.text(*(o - 0.35 * size * (R[:, 0] + R[:, 1])), names[name], fontsize=fontsize,
+                ha="center", va="center")
+        origins[name] = o
+    offsets = {"$\\mathbf{r}_{pj}$": ("p", "j"), "$\\mathbf{r}_{jj'}$": ("j", "j'"),
+               "$\\mathbf{r}_{cj'}$": ("c", "j'")}
+    drawn = {}
+    for label, (a, b) in offsets.items():
+        start, end = origins[a], origins[b]
+        ax.quiver(*start, *(end - start), color="k", lw=1.0, arrow_length_ratio=0.12)
+        ax.text(*(0.5 * (start + end)), label, fontsize=fontsize, color="0.15")
+        drawn[label] = (start, end)
+    pts = np.array(list(origins.values()))
+    centre, half = pts.mean(axis=0), (np.ptp(pts, axis=0).max() / 2 + size)
+    ax.set(xlim=centre[0] + [-half, half], ylim=centre[1] + [-half, half],
+           zlim=centre[2] + [-half, half], xlabel="x", ylabel="y", zlabel="z")
+    ax.set_box_aspect((1, 1, 1))                      # equal scales: angles look right
+    return {"origins": origins, "offsets": drawn}
 
 
 # ------------------------------------------------------------- what the RNEA pictures show

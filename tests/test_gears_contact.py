@@ -373,3 +373,70 @@ def test_joint_limit_impulse_bad_joint(impact):
     revolute = next(k for k in range(1, model.N + 1) if isinstance(model.joints[k], rbd.Revolute))
     with pytest.raises(ValueError, match="spherical joint"):
         rbd.joint_limit_impulse(model, q, qd, revolute, 0.7)
+
+
+# --- Θ with gears (seed 000 §2.8, last sentence) -------------------------------------------------
+
+def test_inter_body_inertia_geared_is_J_G_reduced_inverse(geared):
+    """Λ_ji on a geared tree equals J_j G (Gᵀ H G)⁻¹ Gᵀ J_iᵀ (H by the unit-vector method)
+    for every pair, including two members of one gear group (the coupling term)."""
+    model, gears, rng = geared
+    G, q0, q_ind, qd_ind, tau_ind, q, qd = independent_state(model, gears, rng)
+    J = [None] + [rbd.jacobian(model, q, k, frame="local") for k in range(1, model.N + 1)]
+    JG = [None] + [J[k] @ G for k in range(1, model.N + 1)]
+    Minv = np.linalg.inv(G.T @ mass_matrix(model, q) @ G)
+    th = rbd.theta_recursion_geared(model, q, gears)
+    worst, coupled = 0.0, 0
+    for i in range(1, model.N + 1):
+        for j in range(1, model.N + 1):
+            L = rbd.inter_body_inertia_geared(model, q, gears, i, j, theta=th)
+            worst = max(worst, rel_err(L, JG[j] @ Minv @ JG[i].T))
+            coupled += (th.parent[i] == th.parent[j] and th.group[i] == th.group[j]
+                        and i != j)
+    assert coupled > 0                  # pairs that meet inside a gear group were tested
+    assert worst < TOL, f"geared Λ vs J G (GᵀHG)⁻¹ Gᵀ Jᵀ: {worst:.3g}"
+
+
+def test_inter_body_inertia_geared_is_the_geared_ABA_response():
+    """δA_j = Λ_ji δf: the geared ABA at rest, without gravity, with δf on body i."""
+    model = two_link()
+    gears = [rbd.Gear("b", "a", -0.5), rbd.Gear("d", "a", 2.0)]     # serial and sibling
+    G = rbd.gear_matrix(model, gears)
+    q_ind, df = np.array([0.4, -0.3]), np.array([0.3, -1.0, 0.5, 2.0, -0.7, 1.1])
+    q = rbd.geared_q(model, gears, q_ind)
+    still, zero = rbd.without_gravity(model), np.zeros(G.shape[1])
+    for i in range(1, model.N + 1):
+        qdd = rbd.aba_geared(still, gears, q_ind, zero, zero, f_ext={i: df})
+        a = rbd.body_accelerations(still, q, np.zeros(model.nv), G @ qdd)
+        for j in range(1, model.N + 1):
+            L = rbd.inter_body_inertia_geared(model, q, gears, i, j)
+            assert rel_err(L @ df, a[j]) < TOL, (i, j)
+    # the gear couples the two branches that leave the fixed base (b and d are driven by
+    # a): without gears those blocks are exactly zero, with them they are not
+    L_free = rbd.inter_body_inertia(model, q, 1, 4)
+    L_geared = rbd.inter_body_inertia_geared(model, q, gears, 1, 4)
+    assert np.abs(L_free).max() == 0 and np.abs(L_geared).max() > 1e-3
+
+
+def test_theta_recursion_geared_without_gears_is_theta_recursion():
+    model = make_model(12, 5, True)
+    q = rbd.random_q(model, np.random.default_rng(5))
+    T, Theta = rbd.theta_recursion(model, q)
+    th = rbd.theta_recursion_geared(model, q, [])
+    assert th.parent == model.parent
+    assert max(rel_err(th.Theta[k], Theta[k]) for k in range(1, model.N + 1)) < 1e-12
+    assert max(rel_err(th.T[k], T[k]) for k in range(1, model.N + 1)) < 1e-12
+
+
+def test_theta_geared_bad_input():
+    model = two_link()
+    q = rbd.neutral_q(model)
+    with pytest.raises(ValueError, match="theta_recursion_geared: joint 'b' is geared to "
+                                         "'d', which is not its parent, child or sibling"):
+        rbd.theta_recursion_geared(model, q, [rbd.Gear("b", "d", 2.0)])
+    with pytest.raises(ValueError, match="body index must be an integer in 1..4"):
+        rbd.inter_body_inertia_geared(model, q, [rbd.Gear(2, 1, 2.0)], 5, 1)
+    with pytest.raises(ValueError, match="theta must be theta_recursion_geared"):
+        rbd.inter_body_inertia_geared(model, q, [], 1, 2, theta=rbd.theta_recursion(model, q))
+    with pytest.raises(ValueError, match=r"q has shape \(2,\), expected \(4,\)"):
+        rbd.theta_recursion_geared(model, q[:2], [])
