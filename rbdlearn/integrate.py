@@ -34,6 +34,31 @@ On joints whose configuration is a plain vector (revolute, prismatic) ``⊕`` is
 and these lines are exactly classical RK4: x4 = x + F3 and
 x⁺ = x + (F1 + 2F2 + 2F3 + F4)/6. The velocity half of the state is a plain vector, so
 q̇⁺ is always the classical RK4 combination.
+
+The variational integrator: second order, and symplectic (without joint torques or
+external forces; up to the tolerance of its solver) on every tree of revolute,
+prismatic, spherical and free joints (Marsden & West 2001; on Lie groups, Bou-Rabee &
+Marsden 2009). It discretizes the action, not the equations of motion. With
+L(q, v) = ½ vᵀ H(q) v − V(q), one step moves with a constant body velocity ξ:
+    q_{k+1} = q_k ⊕ h ξ                                                       (VI-1)
+    L_d(q_k, q_{k+1}) = (h/2) [L(q_k, ξ) + L(q_{k+1}, ξ)]                      (VI-2)
+Varying q_k → q_k ⊕ ε η_k varies ξ joint by joint through the Jacobians of each
+joint's group (J_r = 1 on R; SO(3)'s or SE(3)'s right Jacobian, J_l(φ) = J_r(−φ)):
+    δ(h ξ) = J_r⁻¹(h ξ) η_{k+1} − J_l⁻¹(h ξ) η_k                              (VI-3)
+D_qL = ∂T/∂η − g(q) is the derivative of L along q ⊕ ε η at fixed v, g = rnea(q, 0, 0):
+    ∂T/∂η_j = −S_jᵀ (v_λ(j) ×* h^C_j),   (H v)_j = S_jᵀ h^C_j                 (VI-4)
+v_λ(j) the parent's velocity and h^C_j the subtree's momentum, in body-j coordinates
+(:func:`kinetic_terms`). Stationary discrete action with the forces τ_k at the nodes
+(discrete Lagrange–d'Alembert, trapezoidal: (h/2) τ at each end of a step, evaluated
+there) gives the
+discrete Legendre transforms (H_k = H(q_k); p is the momentum conjugate to the joint
+velocities, which on a ball or free joint are body velocities):
+    p_k     = ½ J_l⁻ᵀ(hξ) [H_k + H_{k+1}] ξ − (h/2) D_qL(q_k, ξ) − (h/2) τ_k          (VI-5)
+    p_{k+1} = ½ J_r⁻ᵀ(hξ) [H_k + H_{k+1}] ξ + (h/2) D_qL(q_{k+1}, ξ) + (h/2) τ_{k+1}  (VI-6)
+A step solves (VI-5) for ξ (quasi-Newton), then (VI-1) and (VI-6). p_0 = H(q_0) q̇_0 and
+the trajectory reports q̇_k = H(q_k)⁻¹ p_k. The forces of the node k+1 are evaluated once,
+at q_{k+1} and the velocity predicted with τ_k, and serve both steps that meet there
+(with τ_k in (VI-6) instead the method would be first order for a time-varying τ).
 """
 
 import math
@@ -116,10 +141,11 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     ``tau``: joint forces — None (zero), a constant nv-array, or a function
     ``tau(t, q, qd)`` returning one. ``f_ext``: external body forces as in :func:`aba`,
     constant or a function ``f_ext(t, q, qd)``. ``method``: ``"rk4"`` (RK4-1..5 in the
-    module docstring) or ``"semi_implicit_euler"`` (SIE). ``forward(model, q, qd, tau,
-    f_ext=None)`` computes q̈. Steps have length ``dt``; the last one is shortened so the
-    trajectory ends exactly at ``t_end``. Returns a :class:`Trajectory` that includes
-    the initial state.
+    module docstring), ``"semi_implicit_euler"`` (SIE) or ``"variational"`` (VI-1..6;
+    not for :class:`SphericalZYX` joints). ``forward(model, q, qd, tau, f_ext=None)``
+    computes q̈ (the variational integrator does not use it). Steps have length ``dt``;
+    the last one is shortened so the trajectory ends exactly at ``t_end``. Returns a
+    :class:`Trajectory` that includes the initial state.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -199,7 +225,7 @@ def _simulate_variational(model, q, qd, t, tau_of, f_ext_of):
     Q, QD = np.empty((len(t), model.nq)), np.empty((len(t), model.nv))
     Q[0], QD[0] = q, qd
     H, g = crba(model, q), rnea(model, q, zero, zero)
-    p, tau = H @ qd, force(t[0], q, qd, g)                                # p_0 = H(q_0) q̇_0
+    p, tau = H @ qd, force(t[0], q, qd, g)                            # p_0 = H(q_0) q̇_0
     xi = qd                                      # first guess of ξ_0 ≈ q̇(h/2)
     for k in range(len(t) - 1):
         h = t[k + 1] - t[k]
