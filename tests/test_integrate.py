@@ -288,17 +288,17 @@ def test_kinetic_terms_against_crba_and_finite_differences(every_joint_tree):
 
 
 def test_kinetic_terms_need_the_parent_velocity():
-    """On a ball joint v_λ(j) and v_j differ by S_j q̇_j: ∂T/∂η_j built from v_j instead
-    would be wrong. A free body on a ball joint at the origin, spinning: T does not depend
-    on its orientation... only about its COM; with the COM off the pivot it does."""
+    """On a ball joint v_λ(j) and v_j differ by S_j q̇_j, and (VI-4) needs v_λ(j): one body
+    on a ball joint with a fixed pivot has T = ½ ωᵀ I ω in body coordinates whatever its
+    orientation, so ∂T/∂η = 0; the same formula with v_j in place of v_λ(j) gives
+    −ω × (I ω) ≠ 0."""
     model = rbd.Model(parent=[-1, 0], joints=[None, rbd.Spherical()], Xtree=[None, np.eye(6)],
                       I=[None, mcI(1.0, np.array([0.3, 0.0, 0.0]), np.diag([0.1, 0.2, 0.3]))])
     q, qd = rbd.neutral_q(model), np.array([0.5, -1.0, 2.0])
     _, dT = kinetic_terms(model, q, qd)
     np.testing.assert_allclose(dT, 0.0, atol=1e-15)    # v_λ = 0: T(q ⊕ η) = T(q) exactly
-    # ... while the term built from v_j would not be zero
-    I = model.I[1]
-    assert np.abs(rbd.spatial.cross_force(np.r_[qd, 0, 0, 0], I @ np.r_[qd, 0, 0, 0])[:3]).max() > 0.1
+    v = np.r_[qd, 0, 0, 0]                              # v_j (v_λ = 0)
+    assert np.abs(rbd.spatial.cross_force(v, model.I[1] @ v)[:3]).max() > 0.1
 
 
 @pytest.mark.parametrize("joint", [rbd.Revolute([0.0, 0.6, 0.8]), rbd.Prismatic([1.0, 0, 0]),
