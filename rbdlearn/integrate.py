@@ -308,40 +308,40 @@ def momentum(model, q, qd):
 
 # ------------------------------------------------------------------ variational integrator
 
-def _taylor_or(th, series, closed):
-    """A coefficient function of θ: its Taylor ``series`` (coefficients of θ⁰, θ², θ⁴, θ⁶)
-    below θ = 0.1, where the closed form loses digits to cancellation, else ``closed()``."""
+def _coefficient(th, series, closed):
+    """A coefficient of θ: its Taylor ``series`` (coefficients of θ⁰, θ², θ⁴, θ⁶) below
+    θ = 0.1, where the closed form loses digits to cancellation, else ``closed(θ)``."""
     if th < 0.1:
         t2 = th * th
         return series[0] + t2 * (series[1] + t2 * (series[2] + t2 * series[3]))
-    return closed()
+    return closed(th)
+
+
+_I3 = np.eye(3)
+_A = ((1 / 2, -1 / 24, 1 / 720, -1 / 40320), lambda t: (1 - math.cos(t)) / t**2)
+_B = ((1 / 6, -1 / 120, 1 / 5040, -1 / 362880), lambda t: (t - math.sin(t)) / t**3)
+_B_INV = ((1 / 12, 1 / 720, 1 / 30240, 1 / 1209600),
+          lambda t: 1 / t**2 - 1 / (2 * t * math.tan(t / 2)))
+_C2 = ((1 / 24, -1 / 720, 1 / 40320, -1 / 3628800),
+       lambda t: (t**2 + 2 * math.cos(t) - 2) / (2 * t**4))
+_C3 = ((1 / 120, -1 / 2520, 1 / 120960, -1 / 9979200),
+       lambda t: (2 * t - 3 * math.sin(t) + t * math.cos(t)) / (2 * t**5))
 
 
 def _so3_right_jacobian(w, inverse=False):
     """SO(3): ``J_r(w) = 1 − (1 − cos θ)/θ² w× + (θ − sin θ)/θ³ (w×)²`` and its inverse
     ``J_r⁻¹(w) = 1 + ½ w× + (1/θ² − cot(θ/2)/(2θ)) (w×)²`` (θ = |w| < 2π)."""
-    th, W = float(np.linalg.norm(w)), skew(w)
+    th, W = math.sqrt(float(w @ w)), skew(w)
     if inverse:
-        c = _taylor_or(th, (1 / 12, 1 / 720, 1 / 30240, 1 / 1209600),
-                       lambda: 1 / th**2 - 1 / (2 * th * math.tan(th / 2)))
-        return np.eye(3) + W / 2 + c * (W @ W)
-    a = _taylor_or(th, (1 / 2, -1 / 24, 1 / 720, -1 / 40320),
-                   lambda: (1 - math.cos(th)) / th**2)
-    b = _taylor_or(th, (1 / 6, -1 / 120, 1 / 5040, -1 / 362880),
-                   lambda: (th - math.sin(th)) / th**3)
-    return np.eye(3) - a * W + b * (W @ W)
+        return _I3 + W / 2 + _coefficient(th, *_B_INV) * (W @ W)
+    return _I3 - _coefficient(th, *_A) * W + _coefficient(th, *_B) * (W @ W)
 
 
 def _se3_Q_left(w, u):
     """The lower-left block ``Q_l(w, u)`` of SE(3)'s left Jacobian in [angular; linear]
     order, ``Σ_{n,m} (w×)ⁿ (u×) (w×)ᵐ / (n + m + 2)!`` in closed form."""
-    th, W, U = float(np.linalg.norm(w)), skew(w), skew(u)
-    c1 = _taylor_or(th, (1 / 6, -1 / 120, 1 / 5040, -1 / 362880),
-                    lambda: (th - math.sin(th)) / th**3)
-    c2 = _taylor_or(th, (1 / 24, -1 / 720, 1 / 40320, -1 / 3628800),
-                    lambda: (th**2 + 2 * math.cos(th) - 2) / (2 * th**4))
-    c3 = _taylor_or(th, (1 / 120, -1 / 2520, 1 / 120960, -1 / 9979200),
-                    lambda: (2 * th - 3 * math.sin(th) + th * math.cos(th)) / (2 * th**5))
+    th, W, U = math.sqrt(float(w @ w)), skew(w), skew(u)
+    c1, c2, c3 = (_coefficient(th, *c) for c in (_B, _C2, _C3))
     WU, UW, WUW = W @ U, U @ W, W @ U @ W
     return (U / 2 + c1 * (WU + UW + WUW) + c2 * (W @ WU + UW @ W - 3 * WUW)
             + c3 * (WUW @ W + W @ WUW))
