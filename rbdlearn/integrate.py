@@ -34,6 +34,31 @@ On joints whose configuration is a plain vector (revolute, prismatic) ``⊕`` is
 and these lines are exactly classical RK4: x4 = x + F3 and
 x⁺ = x + (F1 + 2F2 + 2F3 + F4)/6. The velocity half of the state is a plain vector, so
 q̇⁺ is always the classical RK4 combination.
+
+The variational integrator: second order, and symplectic (without joint torques or
+external forces; up to the tolerance of its solver) on every tree of revolute,
+prismatic, spherical and free joints (Marsden & West 2001; on Lie groups, Bou-Rabee &
+Marsden 2009). It discretizes the action, not the equations of motion. With
+L(q, v) = ½ vᵀ H(q) v − V(q), one step moves with a constant body velocity ξ:
+    q_{k+1} = q_k ⊕ h ξ                                                       (VI-1)
+    L_d(q_k, q_{k+1}) = (h/2) [L(q_k, ξ) + L(q_{k+1}, ξ)]                      (VI-2)
+Varying q_k → q_k ⊕ ε η_k varies ξ joint by joint through the Jacobians of each
+joint's group (J_r = 1 on R; SO(3)'s or SE(3)'s right Jacobian, J_l(φ) = J_r(−φ)):
+    δ(h ξ) = J_r⁻¹(h ξ) η_{k+1} − J_l⁻¹(h ξ) η_k                              (VI-3)
+D_qL = ∂T/∂η − g(q) is the derivative of L along q ⊕ ε η at fixed v, g = rnea(q, 0, 0):
+    ∂T/∂η_j = −S_jᵀ (v_λ(j) ×* h^C_j),   (H v)_j = S_jᵀ h^C_j                 (VI-4)
+v_λ(j) the parent's velocity and h^C_j the subtree's momentum, in body-j coordinates
+(:func:`kinetic_terms`). Stationary discrete action with the forces τ_k at the nodes
+(discrete Lagrange–d'Alembert, trapezoidal: (h/2) τ at each end of a step, evaluated
+there) gives the
+discrete Legendre transforms (H_k = H(q_k); p is the momentum conjugate to the joint
+velocities, which on a ball or free joint are body velocities):
+    p_k     = ½ J_l⁻ᵀ(hξ) [H_k + H_{k+1}] ξ − (h/2) D_qL(q_k, ξ) − (h/2) τ_k          (VI-5)
+    p_{k+1} = ½ J_r⁻ᵀ(hξ) [H_k + H_{k+1}] ξ + (h/2) D_qL(q_{k+1}, ξ) + (h/2) τ_{k+1}  (VI-6)
+A step solves (VI-5) for ξ (quasi-Newton), then (VI-1) and (VI-6). p_0 = H(q_0) q̇_0 and
+the trajectory reports q̇_k = H(q_k)⁻¹ p_k. The forces of the node k+1 are evaluated once,
+at q_{k+1} and the velocity predicted with τ_k, and serve both steps that meet there
+(with τ_k in (VI-6) instead the method would be first order for a time-varying τ).
 """
 
 import math
@@ -42,13 +67,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from .aba import aba
-from .kinematics import body_pose, body_velocities, forward_kinematics
+from .crb import crba
+from .joints import Fixed, Free, Prismatic, Revolute, Spherical
+from .kinematics import body_pose, body_velocities, forward_kinematics, joint_transforms
 from .model import check_state, integrate_q
-from .spatial import unskew
+from .rnea import rnea
+from .spatial import cross_force, skew, unskew
 
-__all__ = ["Trajectory", "simulate", "time_grid", "rk4_step", "energy", "momentum"]
+__all__ = ["Trajectory", "simulate", "time_grid", "rk4_step", "energy", "momentum",
+           "kinetic_terms", "right_jacobian"]
 
-METHODS = ("rk4", "semi_implicit_euler")
+METHODS = ("rk4", "semi_implicit_euler", "variational")
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,10 +141,11 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     ``tau``: joint forces — None (zero), a constant nv-array, or a function
     ``tau(t, q, qd)`` returning one. ``f_ext``: external body forces as in :func:`aba`,
     constant or a function ``f_ext(t, q, qd)``. ``method``: ``"rk4"`` (RK4-1..5 in the
-    module docstring) or ``"semi_implicit_euler"`` (SIE). ``forward(model, q, qd, tau,
-    f_ext=None)`` computes q̈. Steps have length ``dt``; the last one is shortened so the
-    trajectory ends exactly at ``t_end``. Returns a :class:`Trajectory` that includes
-    the initial state.
+    module docstring), ``"semi_implicit_euler"`` (SIE) or ``"variational"`` (VI-1..6;
+    not for :class:`SphericalZYX` joints). ``forward(model, q, qd, tau, f_ext=None)``
+    computes q̈ (the variational integrator does not use it). Steps have length ``dt``;
+    the last one is shortened so the trajectory ends exactly at ``t_end``. Returns a
+    :class:`Trajectory` that includes the initial state.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -149,8 +179,14 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     def rk4(t, x, h):
         return rk4_step(model, F, t, x, h)
 
-    step = rk4 if method == "rk4" else semi_implicit_euler
     t = time_grid(t_end, dt)
+    if method == "variational":
+        if forward is not aba:
+            raise ValueError("method='variational' does not use forward dynamics: it "
+                             "steps the discrete Euler–Lagrange equations (VI-5, VI-6); "
+                             "leave forward at its default")
+        return _simulate_variational(model, q, qd, t, tau_of, f_ext_of)
+    step = rk4 if method == "rk4" else semi_implicit_euler
     Q, QD = np.empty((len(t), model.nq)), np.empty((len(t), nv))
     x = (q, qd)
     Q[0], QD[0] = x
@@ -159,11 +195,52 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
             with np.errstate(over="raise"):       # an overflow is a diverged motion
                 x = step(t[k], x, t[k + 1] - t[k])
         except FloatingPointError:
-            raise ValueError(
-                f"simulate diverged between t = {t[k]:.6g} and {t[k + 1]:.6g}: the state "
-                f"overflowed (|q̇| = {np.linalg.norm(x[1]):.3g} before the step); try a "
-                f"smaller dt, or check the torques and forces for energy fed in") from None
+            _diverged(t, k, x[1])
         Q[k + 1], QD[k + 1] = x
+    return Trajectory(t, Q, QD)
+
+
+def _diverged(t, k, qd):
+    raise ValueError(
+        f"simulate diverged between t = {t[k]:.6g} and {t[k + 1]:.6g}: the state "
+        f"overflowed (|q̇| = {np.linalg.norm(qd):.3g} before the step); try a "
+        f"smaller dt, or check the torques and forces for energy fed in") from None
+
+
+def _simulate_variational(model, q, qd, t, tau_of, f_ext_of):
+    """The variational integrator (VI-1…6) on the time grid ``t``. At each node k the
+    generalized force τ_k = τ(t_k, q_k, q̇_k) (plus ``f_ext`` mapped to the joints) is
+    evaluated once and used by both steps that meet there; at the new node q̇ is first
+    predicted with τ_{k−1}, one fixed-point step of ``p = P + (h/2) τ(q̇ = H⁻¹p)``."""
+    _check_variational(model)
+    zero = np.zeros(model.nv)
+
+    def force(tk, qk, qdk, g):
+        """τ_k plus the joint forces of f_ext: g(q) − rnea(q, 0, 0, f_ext) = Σ Jᵀ f."""
+        tau = tau_of(tk, qk, qdk)
+        if f_ext_of is None:
+            return tau
+        return tau + g - rnea(model, qk, zero, zero, f_ext_of(tk, qk, qdk))
+
+    Q, QD = np.empty((len(t), model.nq)), np.empty((len(t), model.nv))
+    Q[0], QD[0] = q, qd
+    H, g = crba(model, q), rnea(model, q, zero, zero)
+    p, tau = H @ qd, force(t[0], q, qd, g)                            # p_0 = H(q_0) q̇_0
+    xi = qd                                      # first guess of ξ_0 ≈ q̇(h/2)
+    for k in range(len(t) - 1):
+        h = t[k + 1] - t[k]
+        try:
+            with np.errstate(over="raise", invalid="raise"):
+                q, xi, P, g = _variational_step(model, q, p, h, tau, H, g, t[k], xi)
+                H = crba(model, q)
+                qd_predicted = np.linalg.solve(H, P + h / 2 * tau)            # with τ_k
+                tau = force(t[k + 1], q, qd_predicted, g)
+                p = P + h / 2 * tau                                               # (VI-6)
+                qd, qd_last = np.linalg.solve(H, p), qd         # q̇_{k+1} = H⁻¹ p_{k+1}
+                xi = xi + (qd - qd_last)         # next guess: ξ_{k+1} ≈ ξ_k + h q̈
+        except FloatingPointError:
+            _diverged(t, k, QD[k])
+        Q[k + 1], QD[k + 1] = q, qd
     return Trajectory(t, Q, QD)
 
 
@@ -227,3 +304,157 @@ def momentum(model, q, qd):
     for i in range(1, model.N + 1):
         h = h + X0[i].T @ (model.I[i] @ v[i])
     return h
+
+
+# ------------------------------------------------------------------ variational integrator
+
+def _coefficient(th, series, closed):
+    """A coefficient of θ: its Taylor ``series`` (coefficients of θ⁰, θ², θ⁴, θ⁶) below
+    θ = 0.1, where the closed form loses digits to cancellation, else ``closed(θ)``."""
+    if th < 0.1:
+        t2 = th * th
+        return series[0] + t2 * (series[1] + t2 * (series[2] + t2 * series[3]))
+    return closed(th)
+
+
+_I3 = np.eye(3)
+_A = ((1 / 2, -1 / 24, 1 / 720, -1 / 40320), lambda t: (1 - math.cos(t)) / t**2)
+_B = ((1 / 6, -1 / 120, 1 / 5040, -1 / 362880), lambda t: (t - math.sin(t)) / t**3)
+_B_INV = ((1 / 12, 1 / 720, 1 / 30240, 1 / 1209600),
+          lambda t: 1 / t**2 - 1 / (2 * t * math.tan(t / 2)))
+_C2 = ((1 / 24, -1 / 720, 1 / 40320, -1 / 3628800),
+       lambda t: (t**2 + 2 * math.cos(t) - 2) / (2 * t**4))
+_C3 = ((1 / 120, -1 / 2520, 1 / 120960, -1 / 9979200),
+       lambda t: (2 * t - 3 * math.sin(t) + t * math.cos(t)) / (2 * t**5))
+
+
+def _so3_right_jacobian(w, inverse=False):
+    """SO(3): ``J_r(w) = 1 − (1 − cos θ)/θ² w× + (θ − sin θ)/θ³ (w×)²`` and its inverse
+    ``J_r⁻¹(w) = 1 + ½ w× + (1/θ² − cot(θ/2)/(2θ)) (w×)²`` (θ = |w| < 2π)."""
+    th, W = math.sqrt(float(w @ w)), skew(w)
+    if inverse:
+        return _I3 + W / 2 + _coefficient(th, *_B_INV) * (W @ W)
+    return _I3 - _coefficient(th, *_A) * W + _coefficient(th, *_B) * (W @ W)
+
+
+def _se3_Q_left(w, u):
+    """The lower-left block ``Q_l(w, u)`` of SE(3)'s left Jacobian in [angular; linear]
+    order, ``Σ_{n,m} (w×)ⁿ (u×) (w×)ᵐ / (n + m + 2)!`` in closed form."""
+    th, W, U = math.sqrt(float(w @ w)), skew(w), skew(u)
+    c1, c2, c3 = (_coefficient(th, *c) for c in (_B, _C2, _C3))
+    WU, UW, WUW = W @ U, U @ W, W @ U @ W
+    return (U / 2 + c1 * (WU + UW + WUW) + c2 * (W @ WU + UW @ W - 3 * WUW)
+            + c3 * (WUW @ W + W @ WUW))
+
+
+def right_jacobian(joint, phi, inverse=False):
+    """The right Jacobian ``J_r(φ)`` of a joint's configuration group (or its inverse):
+    ``(q ⊕ φ) ⊕ ε η = q ⊕ (φ + ε J_r⁻¹(φ) η) + O(ε²)`` for the joint's ``integrate``
+    (VI-3). It is ``Σₙ (−ad_φ)ⁿ/(n + 1)!`` with ``ad_φ`` the motion cross product
+    ``(Sφ)×`` restricted to the joint's subspace: 1 on a revolute or prismatic joint
+    (ad = 0), SO(3)'s J_r on a :class:`Spherical` joint, and on a :class:`Free` joint
+    ``[[J_r(w), 0], [Q_r(w, u), J_r(w)]]`` with ``Q_r(w, u) = Q_l(−w, −u)``. The left
+    Jacobian is ``J_l(φ) = J_r(−φ)``."""
+    phi = np.asarray(phi, dtype=float)
+    if isinstance(joint, Spherical):
+        return _so3_right_jacobian(phi, inverse)
+    if isinstance(joint, Free):
+        w, u = phi[:3], phi[3:]
+        J = _so3_right_jacobian(w, inverse)
+        Q = _se3_Q_left(-w, -u)
+        return np.block([[J, np.zeros((3, 3))], [-J @ Q @ J if inverse else Q, J]])
+    if isinstance(joint, (Revolute, Prismatic, Fixed)):
+        return np.eye(joint.nv)
+    raise ValueError(f"right_jacobian: no Lie-group Jacobian for a "
+                     f"{type(joint).__name__} joint (its S depends on q)")
+
+
+def _jacobian_inv_T(model, phi, x, left):
+    """``J⁻ᵀ(φ) x`` joint by joint (block diagonal): ``J_l⁻ᵀ`` if ``left`` else ``J_r⁻ᵀ``."""
+    y = x.copy()
+    for i in model.manifold_bodies:
+        s = model.v_slices[i]
+        y[s] = right_jacobian(model.joints[i], -phi[s] if left else phi[s], True).T @ x[s]
+    return y
+
+
+def _check_variational(model):
+    """The variational step needs joints whose S is constant (the Lie-group joints)."""
+    for i in range(1, model.N + 1):
+        if not isinstance(model.joints[i], (Revolute, Prismatic, Spherical, Free, Fixed)):
+            raise ValueError(
+                f"method='variational' does not support joint '{model.names[i]}' "
+                f"({type(model.joints[i]).__name__}): its motion subspace S depends on q, "
+                f"which (VI-4) leaves out; use Spherical (a quaternion) instead")
+
+
+def kinetic_terms(model, q, qd):
+    """``(H(q) q̇, ∂T/∂η)``: the momentum conjugate to the joint velocities and the
+    derivative of the kinetic energy ``T = ½ q̇ᵀ H(q) q̇`` when joint j moves by
+    ``q ⊕ ε η`` at fixed q̇ (VI-4), in one outward and one inward pass:
+
+        v_λ(j) = ʲX_λ v_λ,  v_j = v_λ(j) + S_j q̇_j,  h_j = I_j v_j       (outward)
+        h_λ += ʲX_λᵀ h_j  (h_j becomes the subtree's momentum h^C_j)     (inward)
+        (H q̇)_j = S_jᵀ h^C_j,   ∂T/∂η_j = −S_jᵀ (v_λ(j) ×* h^C_j)
+
+    Only for joints whose S is constant (not :class:`SphericalZYX`)."""
+    _check_variational(model)
+    q, qd = check_state(model, q=q, qd=qd)
+    return _kinetic_terms(model, _joint_frames(model, q), qd)
+
+
+def _joint_frames(model, q):
+    """``(Xup, S)`` at q, the part of (VI-4) that does not depend on q̇."""
+    return joint_transforms(model, q), [None] + [model.joints[i].S(q[model.q_slices[i]])
+                                                 for i in range(1, model.N + 1)]
+
+
+def _kinetic_terms(model, frames, qd):
+    """:func:`kinetic_terms` with ``frames = _joint_frames(model, q)`` given."""
+    (Xup, S), N, parent = frames, model.N, model.parent
+    v, v_parent, h = [np.zeros(6)] + [None] * N, [None] * (N + 1), [None] * (N + 1)
+    for i in range(1, N + 1):
+        v_parent[i] = Xup[i] @ v[parent[i]]                  # v_λ(i) in body-i coordinates
+        v[i] = v_parent[i] + S[i] @ qd[model.v_slices[i]]
+        h[i] = model.I[i] @ v[i]
+    Hqd, dT = np.zeros(model.nv), np.zeros(model.nv)
+    for i in range(N, 0, -1):
+        Hqd[model.v_slices[i]] = S[i].T @ h[i]
+        dT[model.v_slices[i]] = -S[i].T @ cross_force(v_parent[i], h[i])       # (VI-4)
+        if parent[i] > 0:
+            h[parent[i]] = h[parent[i]] + Xup[i].T @ h[i]
+    return Hqd, dT
+
+
+def _variational_step(model, q, p, h, force, H, g, t, xi, max_iter=50, tol=1e-13):
+    """One step (VI-5, VI-6) of length ``h`` from the node ``(q_k, p_k)`` at time ``t``,
+    given there the generalized force ``force`` (τ_k, gravity excluded), ``H = H(q_k)``,
+    the gravity torques ``g = g(q_k)`` and a first guess ``xi`` of ξ. Solves (VI-5)
+    for ξ by a quasi-Newton iteration (Broyden's, from the Jacobian H(q_k), which is
+    exact up to O(h)) to a correction below ``tol·|ξ|``. Returns ``q_{k+1}``, ξ, ``P``
+    (``p_{k+1} = P + (h/2) τ_{k+1}``) and ``g(q_{k+1})``."""
+    B = np.linalg.inv(H)                         # inverse Jacobian, updated by Broyden
+    target = p + h / 2 * (force - g)             # p_k + (h/2)(τ_k − g(q_k)): fixed in ξ
+    frames = _joint_frames(model, q)
+    r_old = None
+    for _ in range(max_iter):
+        q_next = integrate_q(model, q, h * xi)                                  # (VI-1)
+        Hxi, dT = _kinetic_terms(model, frames, xi)
+        Hxi_next, dT_next = _kinetic_terms(model, _joint_frames(model, q_next), xi)
+        M = (Hxi + Hxi_next) / 2                 # ½ [H(q_k) + H(q_{k+1})] ξ
+        r = _jacobian_inv_T(model, h * xi, M, left=True) - h / 2 * dT - target  # (VI-5)
+        if r_old is not None:                    # Broyden: B y = s for the last step s
+            y = r - r_old
+            By = B @ y
+            B = B + np.outer(step - By, step @ B) / (step @ By)
+        step, r_old = -(B @ r), r
+        if not np.all(np.isfinite(step)):
+            break
+        if np.abs(step).max(initial=0) <= tol * np.abs(xi).max(initial=0):
+            g_next = rnea(model, q_next, np.zeros(model.nv), np.zeros(model.nv))
+            P = _jacobian_inv_T(model, h * xi, M, left=False) + h / 2 * (dT_next - g_next)
+            return q_next, xi, P, g_next                                        # (VI-6)
+        xi = xi + step
+    raise ValueError(f"the variational step at t = {t:.6g} did not converge in {max_iter} "
+                     f"quasi-Newton iterations (last correction {np.abs(step).max():.3g} "
+                     f"for |ξ| = {np.abs(xi).max():.3g}); try a smaller dt")

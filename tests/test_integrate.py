@@ -249,3 +249,196 @@ def test_a_diverging_simulation_says_so():
                 ValueError, match=r"simulate diverged between t = [\d.]+ and [\d.]+: the "
                                   r"state overflowed.*smaller dt"):
             rbd.simulate(model, q0, np.zeros(model.nv), 200.0, 0.5, method=method)
+
+
+# --- the variational integrator -------------------------------------------------------------
+
+from rbdlearn.integrate import kinetic_terms, right_jacobian  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def every_joint_tree():
+    """A floating base on a random tree with every joint type the integrator takes."""
+    base = rbd.random_tree(10, seed=5)            # revolute, prismatic, spherical, free, fixed
+    model = rbd.floating_base(base, mcI(2.0, np.array([0.1, 0.0, 0.2]),
+                                        np.diag([0.1, 0.2, 0.3])))
+    assert {type(j) for j in model.joints[1:]} == {rbd.Free, rbd.Revolute, rbd.Prismatic,
+                                                   rbd.Spherical, rbd.Fixed}
+    return model
+
+
+def test_kinetic_terms_against_crba_and_finite_differences(every_joint_tree):
+    """(VI-4): H q̇ against crba, and ∂T/∂η against central differences of
+    T(q ⊕ ε e_i) = ½ q̇ᵀ H(q ⊕ ε e_i) q̇ — every joint type, floating base, random states."""
+    model = every_joint_tree
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        q, qd = rbd.random_q(model, rng), rng.normal(size=model.nv)
+        Hqd, dT = kinetic_terms(model, q, qd)
+        np.testing.assert_allclose(Hqd, rbd.crba(model, q) @ qd, atol=1e-12)
+
+        def T(q):
+            return 0.5 * qd @ rbd.crba(model, q) @ qd
+        eps = 1e-5
+        fd = np.array([(T(rbd.integrate_q(model, q, eps * e))
+                        - T(rbd.integrate_q(model, q, -eps * e))) / (2 * eps)
+                       for e in np.eye(model.nv)])
+        assert np.abs(fd).max() > 1.0                       # not trivially zero
+        np.testing.assert_allclose(dT, fd, atol=1e-7 * np.abs(fd).max())
+
+
+def test_kinetic_terms_need_the_parent_velocity():
+    """On a ball joint v_λ(j) and v_j differ by S_j q̇_j, and (VI-4) needs v_λ(j): one body
+    on a ball joint with a fixed pivot has T = ½ ωᵀ I ω in body coordinates whatever its
+    orientation, so ∂T/∂η = 0; the same formula with v_j in place of v_λ(j) gives
+    −ω × (I ω) ≠ 0."""
+    model = rbd.Model(parent=[-1, 0], joints=[None, rbd.Spherical()], Xtree=[None, np.eye(6)],
+                      I=[None, mcI(1.0, np.array([0.3, 0.0, 0.0]), np.diag([0.1, 0.2, 0.3]))])
+    q, qd = rbd.neutral_q(model), np.array([0.5, -1.0, 2.0])
+    _, dT = kinetic_terms(model, q, qd)
+    np.testing.assert_allclose(dT, 0.0, atol=1e-15)    # v_λ = 0: T(q ⊕ η) = T(q) exactly
+    v = np.r_[qd, 0, 0, 0]                              # v_j (v_λ = 0)
+    assert np.abs(rbd.spatial.cross_force(v, model.I[1] @ v)[:3]).max() > 0.1
+
+
+@pytest.mark.parametrize("joint", [rbd.Revolute([0.0, 0.6, 0.8]), rbd.Prismatic([1.0, 0, 0]),
+                                   rbd.Spherical(), rbd.Free()], ids=lambda j: type(j).__name__)
+def test_right_jacobian_against_the_joints_integrate(joint):
+    """(VI-3): (q ⊕ φ) ⊕ εη = q ⊕ (φ + ε J_r⁻¹(φ) η) + O(ε²), by central differences, at
+    small and large φ (both branches of the closed forms); J_r = Σ (−ad)ⁿ/(n+1)!."""
+    rng = np.random.default_rng(7)
+    S = joint.S(joint.neutral())
+    for scale in (1e-3, 0.05, 0.5, 2.0):
+        q, phi = joint.random_q(rng), rng.normal(size=joint.nv) * scale
+        Jinv = right_jacobian(joint, phi, inverse=True)
+        ad = S.T @ rbd.spatial.crm(S @ phi) @ S                 # ad restricted by S
+        series = sum(np.linalg.matrix_power(-ad, n) / math.factorial(n + 1) for n in range(40))
+        np.testing.assert_allclose(right_jacobian(joint, phi), series, atol=1e-14)
+        np.testing.assert_allclose(Jinv @ series, np.eye(joint.nv), atol=1e-13)
+        eps = 1e-6
+        for eta in np.eye(joint.nv):
+            lhs = joint.integrate(joint.integrate(q, phi), eps * eta)
+            rhs = joint.integrate(q, phi + eps * Jinv @ eta)
+            assert np.abs(lhs - rhs).max() < 1e-10          # O(ε²)
+            if joint.nv > 1 and scale > 0.1:                # the uncorrected φ + εη is O(ε) off
+                assert np.abs(lhs - joint.integrate(q, phi + eps * eta)).max() > 1e-8
+
+
+def one_step_map(model, method, h):
+    """(q, p) → (q', p') of one step of ``simulate`` on a vector-space model, p = H q̇."""
+    def step(x):
+        q, p = x[:model.nq], x[model.nq:]
+        tr = rbd.simulate(model, q, np.linalg.solve(rbd.crba(model, q), p), h, h,
+                          method=method)
+        return np.r_[tr.q[-1], rbd.crba(model, tr.q[-1]) @ tr.qd[-1]]
+    return step
+
+
+def test_variational_step_is_symplectic():
+    """Mᵀ J M = J for the Jacobian M of (q, p) → (q', p') (central differences) on a
+    three-link chain; semi-implicit Euler's map in (q, H q̇) fails the same check."""
+    model = rbd.planar_chain(3)
+    q, qd = np.array([0.3, -0.8, 1.1]), np.array([1.0, -2.0, 3.0])
+    x = np.r_[q, rbd.crba(model, q) @ qd]
+    n = model.nv
+    J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
+    defect = {}
+    for method in ("variational", "semi_implicit_euler"):
+        f, eps = one_step_map(model, method, 0.02), 1e-5
+        M = np.column_stack([(f(x + eps * e) - f(x - eps * e)) / (2 * eps)
+                             for e in np.eye(2 * n)])
+        assert np.abs(M - np.eye(2 * n)).max() > 0.01          # the step does something
+        defect[method] = np.abs(M.T @ J @ M - J).max() / np.abs(M).max() ** 2
+    assert defect["variational"] < 1e-7, defect
+    assert defect["semi_implicit_euler"] > 1e-3, defect
+
+
+def test_variational_keeps_the_momentum_of_a_free_floating_tree(floating_tree):
+    """Discrete Noether: without gravity the free joint's left-invariance keeps the total
+    spatial momentum to the solver's tolerance; RK4 at the same step drifts."""
+    model, q0, qd0 = floating_tree
+    h0 = rbd.momentum(model, q0, qd0)
+    drift = {}
+    for method in ("variational", "rk4"):
+        traj = rbd.simulate(model, q0, qd0, 1.0, 0.02, method=method)
+        drift[method] = np.array([np.abs(rbd.momentum(model, q, v) - h0).max()
+                                  for q, v in zip(traj.q, traj.qd)]) / np.abs(h0).max()
+        assert np.abs(traj.q[-1] - q0).max() > 0.1         # the tree moved
+    assert drift["variational"].max() < 1e-11, drift
+    rk4 = drift["rk4"]
+    assert rk4[-1] > 1e4 * drift["variational"].max() and rk4[-1] > 10 * rk4[1], rk4  # drifts
+
+
+def energy_errors(model, traj):
+    E = np.array([rbd.energy(model, q, v) for q, v in zip(traj.q, traj.qd)])
+    return np.abs(E - E[0])
+
+
+def test_variational_energy_error_stays_bounded_on_a_chain():
+    """The triple pendulum released horizontally, Δt = 5 ms, 10 s: semi-implicit Euler's
+    energy error more than doubles from one half of the run to the next, to over 5 J; the
+    variational integrator's stays below 1 J (the links' weights times their lengths
+    add up to m g l (1/2 + 3/2 + 5/2) ≈ 44 J). Chapter 2 §3 runs it for 20 s."""
+    model = rbd.planar_chain(3)
+    halves = {}
+    for method in ("variational", "semi_implicit_euler"):
+        err = energy_errors(model, rbd.simulate(model, np.zeros(3), np.zeros(3), 10.0, 0.005,
+                                                method=method))
+        halves[method] = [part.max() for part in np.array_split(err, 2)]
+    assert max(halves["variational"]) < 1.0, halves
+    first, second = halves["semi_implicit_euler"]
+    assert second > 2 * first and second > 5.0, halves
+
+
+def test_variational_stays_bounded_where_euler_diverges_on_ball_joints():
+    """Three ball joints in a chain under gravity, Δt = 10 ms: semi-implicit Euler blows
+    up within 5 s; the variational integrator's energy error stays small. (Chapter 2 §3
+    runs another chain at Δt = 5 ms.)"""
+    model = rbd.random_tree(3, seed=3, joint_types=("spherical",), p_chain=1.0)
+    q0 = rbd.random_q(model, np.random.default_rng(3))
+    with np.errstate(invalid="ignore"), pytest.raises(ValueError, match="diverged"):
+        rbd.simulate(model, q0, np.zeros(model.nv), 5.0, 0.01, method="semi_implicit_euler")
+    traj = rbd.simulate(model, q0, np.zeros(model.nv), 5.0, 0.01, method="variational")
+    assert np.abs(traj.qd).max() > 10                     # a fast motion
+    assert energy_errors(model, traj).max() < 0.6, energy_errors(model, traj).max()
+
+
+def order_errors(model, q0, qd0, t_end, dts, **kwargs):
+    ref = rbd.simulate(model, q0, qd0, t_end, 2e-3, **kwargs)          # RK4
+    return [np.abs(np.r_[tr.q[-1] - ref.q[-1], tr.qd[-1] - ref.qd[-1]]).max()
+            for tr in (rbd.simulate(model, q0, qd0, t_end, dt, method="variational",
+                                    **kwargs) for dt in dts)]
+
+
+def test_variational_is_second_order(floating_tree):
+    """Against an RK4 reference: halving Δt divides the error by 4 — on the chain with a
+    time- and velocity-dependent torque, and on the floating tree (free and ball joints)
+    pushed by a time-dependent external force."""
+    dts = [0.02, 0.01, 0.005]
+    model, q0, qd0 = floating_tree
+    cases = [(rbd.planar_chain(3), [0.3, -0.5, 1.0], [0.2, 0.0, -0.7],
+              {"tau": lambda t, q, qd: np.array([np.sin(3 * t), 0.0, 1.0]) - 0.5 * qd}),
+             (model, q0, qd0,
+              {"f_ext": lambda t, q, qd: {3: np.array([0, 0, 1.0, np.cos(2 * t), 0, 0])}})]
+    for model, q0, qd0, kwargs in cases:
+        errors = order_errors(model, q0, qd0, 0.2, dts, **kwargs)
+        assert 1.8 <= slope(dts, errors) <= 2.2, (kwargs, errors)
+
+
+def test_variational_bad_input():
+    zyx = rbd.random_tree(3, seed=1, joint_types=("revolute", "spherical_zyx"))
+    q0 = rbd.random_q(zyx, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"variational.*joint '\w+' \(SphericalZYX\)"):
+        rbd.simulate(zyx, q0, np.zeros(zyx.nv), 1.0, 0.01, method="variational")
+    with pytest.raises(ValueError, match="SphericalZYX"):
+        kinetic_terms(zyx, q0, np.zeros(zyx.nv))
+    chain = rbd.planar_chain(3)
+    with pytest.raises(ValueError, match="does not use forward dynamics"):
+        rbd.simulate(chain, np.zeros(3), np.zeros(3), 1.0, 0.01, method="variational",
+                     forward=rbd.forward_dynamics_crb)
+    with pytest.raises(ValueError, match=r"f_ext\[1\] has shape"):
+        rbd.simulate(chain, np.zeros(3), np.zeros(3), 1.0, 0.01, method="variational",
+                     f_ext={1: np.zeros(3)})
+    with pytest.raises(ValueError, match=r"the variational step at t = 0 did not converge in "
+                                         r"50 quasi-Newton iterations .*try a smaller dt"):
+        rbd.simulate(chain, np.zeros(3), [40.0, -60.0, 80.0], 1.0, 0.2, method="variational")
