@@ -36,12 +36,13 @@ from .crb import crba
 from .integrate import Trajectory, rk4_step, time_grid
 from .joints import Fixed, Free, Revolute, Spherical, zyx_angles
 from .kinematics import body_accelerations, body_velocities, forward_kinematics, jacobian
-from .model import GRAVITY, Model, check_state, integrate_q, planar_chain
+from .model import GRAVITY, Model, check_state, integrate_q, planar_chain, pointers
+from .models import segment_inertia
 from .rnea import rnea
 from .spatial import (cross_motion, inv_X, log_so3, mcI, plux, plux_parts, quat_to_rot,
                       rot_to_quat)
 
-__all__ = ["SingularClosure", "LoopNotClosed", "Loop", "Mechanism", "add_loop", "four_bar",
+__all__ = ["outward", "inward", "rnea_pointers", "SingularClosure", "LoopNotClosed", "Loop", "Mechanism", "add_loop", "four_bar",
            "loop_residual", "loop_jacobian", "loop_jdot_qdot", "Split", "choose_split",
            "Reduction", "reduction", "assemble", "generalized_forces", "actuator_forces",
            "inverse_dynamics", "forward_dynamics", "forward_dynamics_kkt", "simulate",
@@ -56,6 +57,39 @@ class SingularClosure(ValueError):
 class LoopNotClosed(ValueError):
     """The loops are not closed: Newton's method could not close them (``assemble``), or
     a configuration given to the dynamics leaves a loop open."""
+
+
+# ------------------------------------------------- walking the pointers (§3.1, Fig. 4)
+
+def outward(P, i=None):
+    """The outward recursion of §3.1 over the pointers ``P`` (``rbd.pointers``): body i
+    (default: the base's child), then the same recursion from its brother and from its
+    child. Yields each body once, after its parent; no body searches for its children."""
+    i = P.child[0] if i is None else i
+    if i < 0:
+        return
+    yield i                                   # the body's own step: its parent is done
+    yield from outward(P, P.brother[i])
+    yield from outward(P, P.child[i])
+
+
+def inward(P, i=None):
+    """The inward recursion of §3.1: first the recursion from body i's brother and from
+    its child, then body i itself. Yields each body once, after all its children."""
+    i = P.child[0] if i is None else i
+    if i < 0:
+        return
+    yield from inward(P, P.brother[i])
+    yield from inward(P, P.child[i])
+    yield i                                   # the body's own step: its children are done
+
+
+def rnea_pointers(model, q, qd, qdd, f_ext=None, P=None):
+    """``rnea`` with its two passes driven by the recursions of §3.1 over the pointers
+    ``P`` (default ``rbd.pointers(model)``): the same per-body equations (RNEA-1..4),
+    visited in the order the pointers give."""
+    P = pointers(model) if P is None else P
+    return rnea(model, q, qd, qdd, f_ext, order=(outward(P), inward(P)))
 
 
 # ------------------------------------------------------------------ the mechanism (§3)
@@ -719,8 +753,7 @@ class HumanFigure:
 def _segment_inertia(m, L, com, gyration):
     """A limb segment along −z from its proximal joint: COM at ``com`` L, transverse
     radius of gyration ``gyration`` L, axial radius of gyration 0.1 L (chosen)."""
-    It, Ia = m * (gyration * L) ** 2, m * (0.1 * L) ** 2
-    return mcI(m, np.array([0.0, 0.0, -com * L]), np.diag([It, It, Ia]))
+    return segment_inertia(m, [0.0, 0.0, -L], com, gyration)
 
 
 def human_figure(height=1.75, mass=70.0, spherical=True, gravity=GRAVITY):
