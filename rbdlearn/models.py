@@ -77,7 +77,9 @@ def segment_inertia(m, vec, com, gyration, axial=0.1):
     L = |vec|): centre of mass at ``com`` · vec, radius of gyration about the COM
     ``gyration`` · L across the segment and ``axial`` · L along it."""
     vec = np.asarray(vec, dtype=float)
-    L = np.linalg.norm(vec)
+    L = np.linalg.norm(vec) if vec.shape == (3,) else 0.0
+    if not (np.isfinite(L) and L > 0):
+        raise ValueError(f"segment_inertia: vec must be a non-zero finite 3-vector, got {vec!r}")
     u = vec / L
     along = np.outer(u, u)
     return mcI(m, com * vec, m * L**2 * (gyration**2 * (np.eye(3) - along) + axial**2 * along))
