@@ -110,13 +110,15 @@ def human_figure_40(height=1.75, mass=70.0, spherical=True):
     joints about z, y, x through two massless links: the same 40 DOF, 41 links (§4.5).
 
     Pelvis frame: origin at the hip centre, x to the figure's left, y forward, z up;
-    at the neutral q the figure stands with its arms hanging. Masses, COMs and radii of
-    gyration of the limbs, hands, feet and head after Winter (2009), Table 4.1, scaled
-    to ``height`` and ``mass``; pelvis and chest (abdomen + thorax, less 1 % of the body
-    mass for each clavicle) are uniform boxes; the joint positions (waist 0.10 H above
-    the hips, neck and shoulders 0.288 H, sternoclavicular joints 0.02 H from the middle)
-    are chosen. Returns ``(model, tips)``: ``tips`` {body: point in body coordinates}
-    ends the head, the hands and the feet (for drawing)."""
+    at the neutral q the figure stands with its arms hanging. After Winter (2009), Table
+    4.1, scaled to ``height`` and ``mass``: every segment's mass, and the lengths, COMs
+    and radii of gyration of upper arms, forearms, hands, thighs, shanks and feet.
+    Chosen: pelvis and chest (abdomen + thorax, less 1 % of the body mass for each
+    clavicle) are uniform boxes; the head's COM and radius of gyration, the foot's
+    direction and the joint positions (waist 0.10 H above the hips, neck and shoulders
+    0.288 H, sternoclavicular joints 0.02 H from the middle). Returns ``(model, tips)``:
+    ``tips`` {body: point in body coordinates} ends the head, the hands and the feet
+    (for drawing)."""
     H, M = float(height), float(mass)
     if not (np.isfinite(H) and np.isfinite(M) and H > 0 and M > 0):
         raise ValueError(f"human_figure_40 needs a positive height and mass, got "

@@ -24,9 +24,9 @@ from .spatial import inertia_params, plux, rotx
 
 __all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "motion_centre_2d",
            "force_line_2d", "draw_velocity_field", "draw_force_line", "draw_frame_2d",
-           "draw_tree_3d", "draw_tree_views", "torque_parts", "draw_torque_bars", "transmitted_forces",
-           "PART_COLORS", "pointer_layout", "draw_pointers", "loop_geometry", "draw_linkage",
-           "table"]
+           "draw_tree_3d", "draw_tree_views", "torque_parts", "draw_torque_bars",
+           "transmitted_forces", "PART_COLORS", "pointer_layout", "draw_pointers",
+           "loop_geometry", "draw_linkage", "table"]
 
 PART_COLORS = {"gravity": "#4C72B0", "velocity": "#DD8452", "inertial": "#55A868",
                "total": "#444444"}

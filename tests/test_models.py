@@ -103,3 +103,17 @@ def test_segment_inertia():
     for bad in ([0.0, 0.0, 0.0], [1.0, 2.0]):
         with pytest.raises(ValueError, match="vec"):
             segment_inertia(1.0, bad, 0.5, 0.3)
+
+
+def test_draw_tree_views_marks_every_joint():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from rbdlearn import viz
+    model, tips = human_figure_40()
+    fig, axes = plt.subplots(1, 2)
+    marked = viz.draw_tree_views(axes, model, rbd.neutral_q(model), tips)
+    assert marked == {"Spherical": 12, "Revolute": 4, "Free": 1}
+    # one segment per body except the free-floating pelvis, one per tip, in each view
+    assert len(axes[0].lines) == (model.N - 1) + len(tips) + len(marked)
+    plt.close(fig)
