@@ -34,19 +34,21 @@ import numpy as np
 
 from .crb import crba
 from .integrate import Trajectory, rk4_step, time_grid
-from .joints import Fixed, Free, Revolute, Spherical, zyx_angles
+from .joints import Fixed, Free, Prismatic, Revolute, Spherical, zyx_angles
 from .kinematics import body_accelerations, body_velocities, forward_kinematics, jacobian
-from .model import GRAVITY, Model, check_state, integrate_q, planar_chain
+from .model import GRAVITY, Model, check_state, integrate_q, planar_chain, pointers
+from .models import segment_inertia
 from .rnea import rnea
 from .spatial import (cross_motion, inv_X, log_so3, mcI, plux, plux_parts, quat_to_rot,
-                      rot_to_quat)
+                      rot_to_quat, rotx)
 
-__all__ = ["SingularClosure", "LoopNotClosed", "Loop", "Mechanism", "add_loop", "four_bar",
+__all__ = ["outward", "inward", "rnea_pointers", "SingularClosure", "LoopNotClosed", "Loop", "Mechanism", "add_loop", "four_bar",
            "loop_residual", "loop_jacobian", "loop_jdot_qdot", "Split", "choose_split",
            "Reduction", "reduction", "assemble", "generalized_forces", "actuator_forces",
            "inverse_dynamics", "forward_dynamics", "forward_dynamics_kkt", "simulate",
            "Connection", "add_loop_at", "connect", "velocity_jump", "cut", "cut_joint",
-           "HumanFigure", "human_figure", "figure_q", "figure_skeleton", "figure_springs"]
+           "HumanFigure", "human_figure", "figure_q", "figure_skeleton", "figure_springs",
+           "Swing", "swing"]
 
 
 class SingularClosure(ValueError):
@@ -56,6 +58,39 @@ class SingularClosure(ValueError):
 class LoopNotClosed(ValueError):
     """The loops are not closed: Newton's method could not close them (``assemble``), or
     a configuration given to the dynamics leaves a loop open."""
+
+
+# ------------------------------------------------- walking the pointers (§3.1, Fig. 4)
+
+def outward(P, i=None):
+    """The outward recursion of §3.1 over the pointers ``P`` (``rbd.pointers``): body i
+    (default: the base's child), then the same recursion from its brother and from its
+    child. Yields each body once, after its parent; no body searches for its children."""
+    i = P.child[0] if i is None else i
+    if i < 0:
+        return
+    yield i                                   # the body's own step: its parent is done
+    yield from outward(P, P.brother[i])
+    yield from outward(P, P.child[i])
+
+
+def inward(P, i=None):
+    """The inward recursion of §3.1: first the recursion from body i's brother and from
+    its child, then body i itself. Yields each body once, after all its children."""
+    i = P.child[0] if i is None else i
+    if i < 0:
+        return
+    yield from inward(P, P.brother[i])
+    yield from inward(P, P.child[i])
+    yield i                                   # the body's own step: its children are done
+
+
+def rnea_pointers(model, q, qd, qdd, f_ext=None, P=None):
+    """``rnea`` with its two passes driven by the recursions of §3.1 over the pointers
+    ``P`` (default ``rbd.pointers(model)``): the same per-body equations (RNEA-1..4),
+    visited in the order the pointers give."""
+    P = pointers(model) if P is None else P
+    return rnea(model, q, qd, qdd, f_ext, order=(outward(P), inward(P)))
 
 
 # ------------------------------------------------------------------ the mechanism (§3)
@@ -719,8 +754,7 @@ class HumanFigure:
 def _segment_inertia(m, L, com, gyration):
     """A limb segment along −z from its proximal joint: COM at ``com`` L, transverse
     radius of gyration ``gyration`` L, axial radius of gyration 0.1 L (chosen)."""
-    It, Ia = m * (gyration * L) ** 2, m * (0.1 * L) ** 2
-    return mcI(m, np.array([0.0, 0.0, -com * L]), np.diag([It, It, Ia]))
+    return segment_inertia(m, [0.0, 0.0, -L], com, gyration)
 
 
 def human_figure(height=1.75, mass=70.0, spherical=True, gravity=GRAVITY):
@@ -862,3 +896,102 @@ def figure_springs(fig, q_ref, k_arm=120.0, k_leg=80.0):
         return sum(0.5 * k * float(error(i, q) @ error(i, q)) for i, k in springs)
 
     return tau, potential
+
+
+# ---------------------------------------------------------- the swing of §5.2 (Fig. 15)
+
+@dataclass(frozen=True, eq=False)
+class Swing:
+    """The swing of §5.2 with :func:`human_figure` ``fig`` on it: ``mech`` (loops "board-left",
+    "left hand", "right hand", "l thigh", "r thigh") at the assembled configuration ``q``,
+    ``bodies`` {"right rod", "board", "left rod": body index}, the board's half-length
+    ``half`` and ``start`` {thigh loop: the x of its contact point on the board at q = 0 of
+    the slide}."""
+    mech: Mechanism
+    q: np.ndarray
+    bodies: dict
+    half: float
+    start: dict
+
+    def thigh_x(self, mech, q, name):
+        """Where the thigh of loop ``name`` touches the board, along the board [m]."""
+        return self.start[name] + q[mech.model.q_slices[mech.loop(name).virtual]][0]
+
+
+def swing(fig, top=2.0, rod_mass=2.0, board=(3.0, 0.6, 0.25, 0.03), angle=0.6):
+    """The swing of §5.2, Fig. 15, with the figure ``fig`` (:func:`human_figure`) seated on it:
+    two rods hung from the ground by ball joints at height ``top`` in front of the figure's
+    shoulders, a board (mass, length, depth, thickness) welded to the bottom of both rods,
+    each hand holding a rod by a ball joint and each thigh on the board by a prismatic
+    joint along the board. The figure sits upright (thighs forward, knees bent 90°, forearms
+    forward); the board lies along x under the thighs, the rods through the hands. The
+    whole swing is turned by ``angle`` about the line through the pivots, at rest.
+
+    The virtual open chain: the figure's tree, then the right rod (ball joint to the
+    ground), the board (welded to it) and the left rod (ball joint); the board's weld to
+    the left rod, the hands and the thighs are loops — a pseudo-closed chain whose loops
+    contain the figure's free joint (§4.2)."""
+    mb, length, depth, thick = (float(b) for b in board)
+    if not (rod_mass > 0 and min(mb, length, depth, thick) > 0):
+        raise ValueError(f"swing needs a positive rod mass and board (mass, length, depth, "
+                         f"thickness), got {rod_mass!r}, {board!r}")
+    fm, H = fig.model, fig.height
+    sit = {"l_leg": rotx(np.pi / 2), "r_leg": rotx(np.pi / 2)}
+    bends = {"l_arm": np.pi / 2, "r_arm": np.pi / 2, "l_leg": -np.pi / 2, "r_leg": -np.pi / 2}
+    q = figure_q(fig, np.zeros(3), np.eye(3), sit, bends)
+    X0 = forward_kinematics(fm, q)
+
+    def world(i, p):                                  # a point of body i, world coordinates
+        E, o = plux_parts(X0[i])
+        return o + E.T @ p
+
+    hand = {s: world(*fig.hands[s]) for s in ("left", "right")}
+    y, seat = hand["left"][1], -0.04 * H              # the rods' plane; the board's top
+    if not top > seat + 0.1:
+        raise ValueError(f"swing: the pivots (top = {top!r}) must be above the seat ({seat:.2f})")
+    L = top - seat
+    rod = segment_inertia(rod_mass, [0.0, 0.0, -L], 0.5, 12 ** -0.5, axial=0.01)
+    slab = mcI(mb, np.array([0.0, 0.0, -thick / 2]),
+               mb / 12 * np.diag([depth**2 + thick**2, length**2 + thick**2,
+                                  length**2 + depth**2]))
+    xr, xl = hand["right"][0], hand["left"][0]
+    extra = [(0, Spherical(), [xr, y, top], rod, "right_pivot", "right_rod"),
+             (fm.N + 1, Fixed(), [(xl + xr) / 2 - xr, 0.0, -L], slab, "board_weld", "board"),
+             (0, Spherical(), [xl, y, top], rod, "left_pivot", "left_rod")]
+    model = fm.replace(parent=fm.parent + [e[0] for e in extra],
+                       joints=fm.joints + [e[1] for e in extra],
+                       Xtree=fm.Xtree + [plux(np.eye(3), e[2]) for e in extra],
+                       I=fm.I + [e[3] for e in extra], names=fm.names + [e[4] for e in extra],
+                       body_names=fm.body_names + [e[5] for e in extra])
+    right_rod, board_body, left_rod = fm.N + 1, fm.N + 2, fm.N + 3
+    q = np.concatenate([q, np.tile(Spherical().neutral(), 2)])
+    X0 = forward_kinematics(model, q)
+
+    def at(i, p_world):                               # a world point as a frame on body i
+        E, o = plux_parts(X0[i])
+        return plux(np.eye(3), E @ (np.asarray(p_world) - o))
+
+    board_centre = np.array([(xl + xr) / 2, y, seat])
+    mech, q = add_loop_at(Mechanism(model), q, left_rod, board_body, Fixed(),
+                          at(board_body, [xl, y, seat]), "board-left")
+    for side, r in (("left", left_rod), ("right", right_rod)):
+        mech, q = add_loop_at(mech, q, fig.hands[side][0], r, Spherical(), at(r, hand[side]),
+                              f"{side} hand")
+    start = {}
+    for s in ("l", "r"):
+        thigh = fig.limbs[f"{s}_leg"][0]
+        contact = np.array([world(thigh, np.zeros(3))[0], y, seat])   # under the thigh
+        mech, q = add_loop_at(mech, q, board_body, thigh, Prismatic([1.0, 0.0, 0.0]),
+                              at(thigh, contact), f"{s} thigh")
+        start[f"{s} thigh"] = contact[0] - board_centre[0]
+    # turn everything rigidly about the pivots' axis (x through (0, y, top)): the rods'
+    # ball joints and the torso's free joint move, every other joint keeps its value
+    m = mech.model
+    v = np.zeros(m.nv)
+    for r in (left_rod, right_rod):
+        v[m.v_slices[r]] = [1.0, 0.0, 0.0]
+    v[m.v_slices[1]] = forward_kinematics(m, q)[1] @ np.r_[1.0, 0.0, 0.0,
+                                                            np.cross([0.0, y, top], [1, 0, 0])]
+    q = integrate_q(m, q, angle * v)
+    return Swing(mech, q, {"right rod": right_rod, "board": board_body, "left rod": left_rod},
+                 length / 2, start)

@@ -18,7 +18,7 @@ from .spatial import cross_force, cross_motion, mm_flops
 __all__ = ["rnea", "rnea_flops"]
 
 
-def rnea(model, q, qd, qdd, f_ext=None, return_forces=False):
+def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     """Joint forces τ that produce accelerations ``qdd`` at state ``(q, qd)``.
 
     ``f_ext``: optional external spatial forces, a list of N + 1 6-vectors (or a
@@ -27,16 +27,21 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False):
     With ``return_forces=True`` also returns the list ``f`` of the whole spatial
     forces that the joints transmit (``f[i]``: from body λ(i) to body i, in body
     i's coordinates; ``τ_i = S_iᵀ f[i]`` is its part along the joint's freedoms).
+    ``order``: ``(outward, inward)``, the bodies in the order the two passes visit them
+    (default 1..N and N..1); any outward order that reaches a body after its parent and
+    any inward order that reaches it after its children give the same τ (Chapter 5 walks
+    the parent/child/brother pointers, ``closed_chains.rnea_pointers``).
     """
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     f_ext = check_forces(model, f_ext)
     N, parent = model.N, model.parent
+    outward, inward = _passes(model, order)
     Xup = joint_transforms(model, q)
     v = [np.zeros(6)] + [None] * N
     a = [-model.gravity] + [None] * N
     f = [None] * (N + 1)
     S = [None] * (N + 1)
-    for i in range(1, N + 1):
+    for i in outward:
         j, p = model.joints[i], parent[i]
         qi, qdi = q[model.q_slices[i]], qd[model.v_slices[i]]
         S[i] = j.S(qi)
@@ -48,12 +53,44 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False):
         if f_ext is not None:
             f[i] = f[i] - f_ext[i]
     tau = [None] * (N + 1)
-    for i in range(N, 0, -1):
+    for i in inward:
         tau[i] = S[i].T @ f[i]                                             # (RNEA-4)
         if parent[i] > 0:
             f[parent[i]] = f[parent[i]] + Xup[i].T @ f[i]
     tau = np.concatenate(tau[1:]) if N else np.zeros(0)
     return (tau, f) if return_forces else tau
+
+
+def _passes(model, order):
+    """The bodies in the order of the outward and the inward pass: 1..N and N..1, or
+    ``order`` = (outward, inward), checked body by body as it is consumed."""
+    if order is None:
+        return range(1, model.N + 1), range(model.N, 0, -1)
+    if len(order) != 2:
+        raise ValueError("order must be a pair (outward, inward) of body sequences")
+    return _checked(model, order[0], True), _checked(model, order[1], False)
+
+
+def _checked(model, bodies, outward):
+    """Yield ``bodies``, raising ValueError as soon as one is not a body, comes twice, comes
+    before its parent (outward) or before one of its children (inward), or is missing."""
+    N, parent, which = model.N, model.parent, "outward" if outward else "inward"
+    done = [True] + [False] * N
+    waiting = [0] * (N + 1)                       # children not yet visited
+    for i in range(1, N + 1):
+        waiting[parent[i]] += 1
+    for i in bodies:
+        if not (isinstance(i, (int, np.integer)) and 1 <= i <= N) or done[i]:
+            raise ValueError(f"{which} order: {i!r} is not a body in 1..{N} not yet visited")
+        if outward and not done[parent[i]]:
+            raise ValueError(f"outward order reaches body {i} before its parent {parent[i]}")
+        if not outward and waiting[i]:
+            raise ValueError(f"inward order reaches body {i} before its children")
+        done[i] = True
+        waiting[parent[i]] -= 1
+        yield i
+    if not all(done):
+        raise ValueError(f"{which} order misses bodies {[i for i in range(N + 1) if not done[i]]}")
 
 
 def rnea_flops(model):

@@ -24,9 +24,9 @@ from .spatial import inertia_params, plux, rotx
 
 __all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "motion_centre_2d",
            "force_line_2d", "draw_velocity_field", "draw_force_line", "draw_frame_2d",
-           "draw_tree_3d", "socket_plug_frames", "draw_socket_plug", "torque_parts", "draw_torque_bars", "transmitted_forces",
-           "PART_COLORS", "pointer_layout", "draw_pointers", "loop_geometry", "draw_linkage",
-           "table"]
+           "draw_tree_3d", "draw_tree_views", "socket_plug_frames", "draw_socket_plug",
+           "torque_parts", "draw_torque_bars", "transmitted_forces", "PART_COLORS",
+           "pointer_layout", "draw_pointers", "loop_geometry", "draw_linkage", "table"]
 
 PART_COLORS = {"gravity": "#4C72B0", "velocity": "#DD8452", "inertial": "#55A868",
                "total": "#444444"}
@@ -305,6 +305,34 @@ def draw_socket_plug(ax, frames, size=0.15, fontsize=11):
            zlim=centre[2] + [-half, half], xlabel="x", ylabel="y", zlabel="z")
     ax.set_box_aspect((1, 1, 1))                      # equal scales: angles look right
     return {"origins": origins, "offsets": drawn}
+
+
+def draw_tree_views(axes, model, q, tips=None, color="C0"):
+    """A kinematic tree as a stick figure seen from the front (x–z, ``axes[0]``) and the
+    side (y–z, ``axes[1]``): a segment from each body's joint to its parent's (none to
+    the base from a free joint) and to each tip (``tips`` {body: point in body
+    coordinates}), and a marker at each joint by type (as in :func:`draw_tree_3d`).
+    Returns {joint type name: number of joints marked}."""
+    X0 = forward_kinematics(model, q)
+    pose = [body_pose(X) for X in X0]
+    p = np.array([o for _, o in pose], dtype=float)
+    segments = [(p[model.parent[i]], p[i]) for i in range(1, model.N + 1)
+                if not (model.parent[i] == 0 and type(model.joints[i]).__name__ == "Free")]
+    segments += [(p[i], p[i] + pose[i][0] @ t) for i, t in (tips or {}).items()]
+    marked = {}
+    for ax, (h, v) in zip(axes, ((0, 2), (1, 2))):
+        for a, b in segments:
+            ax.plot([a[h], b[h]], [a[v], b[v]], "-", color=color, lw=2, solid_capstyle="round")
+        for kind, marker in _JOINT_MARKERS.items():
+            idx = [i for i in range(1, model.N + 1) if type(model.joints[i]).__name__ == kind]
+            if idx:
+                ax.plot(p[idx, h], p[idx, v], marker, color="k", ms=6, ls="",
+                        mfc="white" if kind != "Free" else "k", label=kind.lower())
+                marked[kind] = len(idx)
+        ax.set_aspect("equal")
+        ax.set_xlabel("xyz"[h] + " [m]")
+        ax.set_ylabel("z [m]")
+    return marked
 
 
 # ------------------------------------------------------------- what the RNEA pictures show

@@ -537,3 +537,95 @@ def test_singular_inertia_raises_singular_closure_not_linalg_error():
         cc.forward_dynamics(mech, zero, zero, zero)
     with pytest.raises(cc.SingularClosure, match="KKT"):
         cc.forward_dynamics_kkt(mech, zero, zero, zero)
+
+
+# ------------------------------------------------------ the pointer recursions of §3.1
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pointer_recursions_visit_every_body_once_in_a_valid_order(seed):
+    model = rbd.random_tree(3 + 7 * seed, seed=seed,
+                            joint_types=("revolute", "prismatic", "spherical", "free"))
+    P = rbd.pointers(model)
+    down, up = list(cc.outward(P)), list(cc.inward(P))
+    assert sorted(down) == sorted(up) == list(range(1, model.N + 1))
+    seen = {0}
+    for i in down:                                   # outward: the parent comes first
+        assert model.parent[i] in seen
+        seen.add(i)
+    seen = set()
+    for i in up:                                     # inward: every child comes first
+        assert all(k in seen for k in range(1, model.N + 1) if model.parent[k] == i)
+        seen.add(i)
+    # the recursion from a body walks that body, its younger brothers and their subtrees
+    k = P.child[0]
+    assert list(cc.outward(P, k))[0] == k and list(cc.inward(P, k))[-1] == k
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rnea_over_pointers_equals_the_parent_array_form(seed):
+    model = rbd.random_tree(4 + 6 * seed, seed=seed,
+                            joint_types=("revolute", "prismatic", "spherical", "free"))
+    rng = np.random.default_rng(seed)
+    q, qd, qdd = rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    f_ext = {model.N: rng.normal(size=6)}
+    tau = rbd.rnea(model, q, qd, qdd, f_ext)
+    assert rel_err(cc.rnea_pointers(model, q, qd, qdd, f_ext), tau) < 1e-13
+
+
+def test_a_chain_visited_in_the_same_order_either_way():
+    chain = rbd.planar_chain(5)
+    P = rbd.pointers(chain)
+    assert list(cc.outward(P)) == [1, 2, 3, 4, 5] and list(cc.inward(P)) == [5, 4, 3, 2, 1]
+
+
+def test_rnea_rejects_a_bad_order():
+    model = rbd.random_tree(6, seed=1, p_chain=0.3)
+    q, z = rbd.neutral_q(model), np.zeros(model.nv)
+    down = list(range(1, 7))
+    k = next(i for i in range(2, 7) if model.parent[i] > 0)
+    bad_out = [k] + [i for i in down if i != k]               # k before its parent
+    cases = [((bad_out, down[::-1]), "before its parent"),
+             ((down, down), "before its children"),
+             ((down[:-1], down[::-1]), "misses bodies"),
+             ((down + [1], down[::-1]), "not yet visited"),
+             (([0] + down, down[::-1]), "not a body"),
+             ((down,), "pair")]
+    for order, message in cases:
+        with pytest.raises(ValueError, match=message):
+            rbd.rnea(model, q, z, z, order=order)
+
+
+# ------------------------------------------------------------- the swing of §5.2
+
+def test_swing_structure_dof_and_closure():
+    sw = cc.swing(cc.human_figure())
+    model = sw.mech.model
+    assert [lp.name for lp in sw.mech.loops] == ["board-left", "left hand", "right hand",
+                                                 "l thigh", "r thigh"]
+    assert model.nv - 6 == 30                          # the source's count (§5.2)
+    assert np.abs(cc.loop_residual(sw.mech, sw.q)).max() < 1e-12
+    split = cc.choose_split(sw.mech, sw.q)
+    assert (split.m, split.NF) == (29, 7)              # one weld row repeats the pivots
+    # the thighs sit symmetrically on the board, inside its ends
+    xs = [sw.thigh_x(sw.mech, sw.q, n) for n in ("l thigh", "r thigh")]
+    assert xs[0] == pytest.approx(-xs[1]) and 0 < xs[0] < sw.half
+    # turned by 0.6 rad about the pivots, at rest: the rods' ball joints hold the angle
+    R = rbd.spatial.quat_to_rot(sw.q[model.q_slices[sw.bodies["left rod"]]])
+    np.testing.assert_allclose(R, rbd.spatial.rotx(0.6), atol=1e-12)
+    # the unit-vector forward dynamics agree with CRBA + multipliers
+    tau = np.zeros(model.nv)
+    assert rel_err(cc.forward_dynamics(sw.mech, sw.q, tau, tau, split=split),
+                   cc.forward_dynamics_kkt(sw.mech, sw.q, tau, tau, split=split)) < 1e-9
+    # breaking the board off the left rod frees 5 motions
+    broken, q2, _ = cc.cut(sw.mech, sw.q, tau, "board-left")
+    assert cc.choose_split(broken, q2).NF == 12
+
+
+def test_swing_rejects_bad_parameters():
+    fig = cc.human_figure()
+    with pytest.raises(ValueError, match="rod mass"):
+        cc.swing(fig, rod_mass=0.0)
+    with pytest.raises(ValueError, match="board"):
+        cc.swing(fig, board=(3.0, -0.6, 0.25, 0.03))
+    with pytest.raises(ValueError, match="pivots"):
+        cc.swing(fig, top=-1.0)
