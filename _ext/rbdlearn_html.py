@@ -56,7 +56,8 @@ STACKED_TABLES = """\
       if (!narrow) { table.classList.remove("rbd-stacked"); return; }
       var box = table.parentElement;
       if (table.classList.contains("rbd-stacked")
-          || table.getBoundingClientRect().width <= box.clientWidth + 1) return;
+          || (table.getBoundingClientRect().width <= box.clientWidth + 1
+              && box.scrollWidth <= box.clientWidth + 1)) return;
       table.querySelectorAll("tbody tr").forEach(function (row) {
         Array.prototype.forEach.call(row.cells, function (cell, k) {
           if (!titles[k] || cell.querySelector(":scope > .rbd-label")) return;
@@ -71,8 +72,10 @@ STACKED_TABLES = """\
   }
   function whenTypeset() {
     var mj = window.MathJax;
-    (mj && mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve())
-      .then(stack);
+    // after the formulas are typeset and the web fonts (the Japanese slices) have loaded:
+    // both change the tables' widths
+    Promise.all([mj && mj.startup && mj.startup.promise ? mj.startup.promise : null,
+                 document.fonts ? document.fonts.ready : null]).then(stack);
   }
   window.addEventListener("load", whenTypeset);
   window.addEventListener("resize", whenTypeset);

@@ -394,8 +394,9 @@ def test_page_on_a_phone(site, watched, entry):
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(page_url(site, entry), wait_until="load")
     page.wait_for_function(WAIT_FOR_MATHJAX)
-    page.evaluate("() => (window.MathJax && MathJax.startup ? MathJax.startup.promise"
-                  " : Promise.resolve()).then(() => new Promise(requestAnimationFrame))")
+    page.evaluate("() => Promise.all([window.MathJax && MathJax.startup ? MathJax.startup"
+                  ".promise : null, document.fonts.ready])"
+                  ".then(() => new Promise(requestAnimationFrame))")
     page.wait_for_function(WIDGETS_RENDERED)
     page.evaluate(IMAGES_SETTLED)
     problems += [f"at 390 px: {o}" for o in page.evaluate(OVERFLOWS)]
