@@ -24,7 +24,7 @@ from .kinematics import (base_transforms, body_pose, forward_kinematics, jacobia
                          joint_transforms, point_jacobian)
 from .model import check_state, without_gravity
 from .rnea import rnea, rnea_flops
-from .spatial import inertia_params, mm_flops
+from .spatial import inertia_params, inv_X, mm_flops
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
            "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
@@ -48,26 +48,32 @@ def support_mask(model):
 
 
 def crba(model, q):
-    """The joint-space inertia matrix H(q) (nv x nv, symmetric positive definite)."""
-    (q,) = check_state(model, q=q)
+    """The joint-space inertia matrix H(q) (nv x nv, symmetric positive definite); for a
+    batch of configurations q (..., nq), one per state, (..., nv, nv)."""
+    (q,) = check_state(model, batch=True, q=q)
     N, parent = model.N, model.parent
     Xup = joint_transforms(model, q)                                   # ⁱX_λ(i)
     X0 = base_transforms(model, Xup)                                   # ⁱX₀
     IC = [np.zeros((6, 6))] + [model.I[i].copy() for i in range(1, N + 1)]
     for i in range(N, 0, -1):
         if parent[i] > 0:
-            IC[parent[i]] = IC[parent[i]] + Xup[i].T @ IC[i] @ Xup[i]  # (CRB-1)
-    # (CRB-2) for every joint velocity k at once; b = body[k] is the body it moves
-    body = _velocity_bodies(model)
-    S = np.hstack([np.zeros((6, 0))] + [model.joints[i].S(q[model.q_slices[i]])
-                                        for i in range(1, N + 1)]).T[:, :, None]   # S_b e_k
-    X0b, ICb = np.stack(X0)[body], np.stack(IC)[body]
-    S0 = np.linalg.solve(X0b, S)[:, :, 0]                 # ⁰S_j: ʲX₀ ⁰S_j = S_j (one row each)
-    F0 = (X0b.transpose(0, 2, 1) @ (ICb @ S))[:, :, 0]    # ⁰F_i = ⁱX₀ᵀ IC_i S_i
-    H = np.where(support_mask(model), S0 @ F0.T, 0.0)                  # (CRB-2), j on i's path
-    H = H + H.T                                  # the other triangle by symmetry, H_ij = H_jiᵀ
-    H[body[:, None] == body[None, :]] *= 0.5     # a joint's own block was counted twice
-    return H
+            IC[parent[i]] = IC[parent[i]] + Xup[i].mT @ IC[i] @ Xup[i]  # (CRB-1)
+    # (CRB-2) for every joint velocity k at once; b = body[k] is the body it moves. The
+    # per-body lists become arrays with the body (or velocity) axis just before the
+    # 6 x 6 (or 6 x nv) axes, every state's copy side by side (a batch in front).
+    body, batch = _velocity_bodies(model), q.shape[:-1]
+    S = [model.joints[i].S(q[..., model.q_slices[i]]) for i in range(1, N + 1)]
+    S = np.concatenate([np.zeros(batch + (6, 0))] +
+                       [np.broadcast_to(Si, batch + Si.shape[-2:]) for Si in S], axis=-1)
+    Sk = S.mT[..., :, :, None]                                         # S_b e_k, (..., nv, 6, 1)
+    X0b = np.stack(np.broadcast_arrays(*X0), axis=-3)[..., body, :, :]
+    ICb = np.stack(np.broadcast_arrays(*IC), axis=-3)[..., body, :, :]
+    S0 = (inv_X(X0b) @ Sk)[..., 0]                        # ⁰S_j = (ʲX₀)⁻¹ S_j (one row each)
+    F0 = (X0b.mT @ (ICb @ Sk))[..., 0]                    # ⁰F_i = ⁱX₀ᵀ IC_i S_i
+    H = np.where(support_mask(model), S0 @ F0.mT, 0.0)                 # (CRB-2), j on i's path
+    H = H + H.mT                                 # the other triangle by symmetry, H_ij = H_jiᵀ
+    own = body[:, None] == body[None, :]         # a joint's own block was counted twice
+    return np.where(own, 0.5 * H, H)
 
 
 def forward_dynamics_crb(model, q, qd, tau, f_ext=None):

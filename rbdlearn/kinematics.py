@@ -8,12 +8,17 @@ Every function that can answer in either frame (``jacobian``, ``point_jacobian``
 ``point_velocity``, ``jdot_qdot``) takes ``frame`` as a required keyword, with no
 default: a product such as ``point_jacobian(..., frame=f) @ qdd + jdot_qdot(..., frame=f)``
 is a point acceleration only when both use the same frame, so every call says which.
+
+``forward_kinematics``, ``body_velocities`` and ``body_accelerations`` also take a batch
+of states, q (..., nq), qd and qdd (..., nv): each body's transform is then (..., 6, 6)
+and its velocity (..., 6), the same lines computing every state at once (see
+``spatial.mv``).
 """
 
 import numpy as np
 
-from .model import check_state
-from .spatial import cross3, cross_motion, inv_X, plux_parts, skew
+from .model import batch_shape, check_state
+from .spatial import cross3, cross_motion, inv_X, mv, plux_parts, skew
 
 __all__ = ["joint_transforms", "base_transforms", "forward_kinematics", "body_pose",
            "body_velocities", "body_accelerations", "jacobian", "point_jacobian", "jdot_qdot",
@@ -26,7 +31,7 @@ def joint_transforms(model, q):
     """``Xup[i] = XJ(q_i) Xtree[i]``: parent-to-body transforms (Xup[0] is None)."""
     Xup = [None] * (model.N + 1)
     for i in range(1, model.N + 1):
-        Xup[i] = model.joints[i].XJ(q[model.q_slices[i]]) @ model.Xtree[i]
+        Xup[i] = model.joints[i].XJ(q[..., model.q_slices[i]]) @ model.Xtree[i]
     return Xup
 
 
@@ -40,8 +45,16 @@ def base_transforms(model, Xup):
 
 def forward_kinematics(model, q):
     """``X0[i] = ⁱX₀``: the transform from base to body-i coordinates (X0[0] = 1)."""
-    (q,) = check_state(model, q=q)
-    return base_transforms(model, joint_transforms(model, q))
+    (q,) = check_state(model, batch=True, q=q)
+    return _every_state(base_transforms(model, joint_transforms(model, q)), (6, 6), q)
+
+
+def _every_state(per_body, core, *state):
+    """Each body's entry (of shape ``core``) broadcast over the batch of ``state``, as a
+    read-only view: inside the algorithms, a body whose quantity does not depend on the
+    state (the base, a body welded to it) keeps one entry that holds for every state."""
+    batch = batch_shape(*state)
+    return [np.broadcast_to(x, batch + core) for x in per_body] if batch else per_body
 
 
 def body_pose(X0_i):
@@ -57,26 +70,26 @@ def _velocities(model, q, qd, qdd=None):
     a = [np.zeros(6)] + [None] * model.N
     for i in range(1, model.N + 1):
         j, p = model.joints[i], model.parent[i]
-        qi, qdi = q[model.q_slices[i]], qd[model.v_slices[i]]
+        qi, qdi = q[..., model.q_slices[i]], qd[..., model.v_slices[i]]
         S = j.S(qi)
-        vJ = S @ qdi
-        v[i] = Xup[i] @ v[p] + vJ
+        vJ = mv(S, qdi)
+        v[i] = mv(Xup[i], v[p]) + vJ
         if qdd is not None:
-            a[i] = (Xup[i] @ a[p] + S @ qdd[model.v_slices[i]] + j.cJ(qi, qdi)
+            a[i] = (mv(Xup[i], a[p]) + mv(S, qdd[..., model.v_slices[i]]) + j.cJ(qi, qdi)
                     + cross_motion(v[i], vJ))
     return Xup, v, a
 
 
 def body_velocities(model, q, qd):
     """Spatial velocity of every body in its own coordinates (v[0] = 0)."""
-    q, qd = check_state(model, q=q, qd=qd)
-    return _velocities(model, q, qd)[1]
+    q, qd = check_state(model, batch=True, q=q, qd=qd)
+    return _every_state(_velocities(model, q, qd)[1], (6,), q, qd)
 
 
 def body_accelerations(model, q, qd, qdd):
     """Spatial acceleration of every body in its own coordinates, gravity excluded."""
-    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
-    return _velocities(model, q, qd, qdd)[2]
+    q, qd, qdd = check_state(model, batch=True, q=q, qd=qd, qdd=qdd)
+    return _every_state(_velocities(model, q, qd, qdd)[2], (6,), q, qd, qdd)
 
 
 def _check_body(model, i):
