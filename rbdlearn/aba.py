@@ -13,7 +13,8 @@ Outward — accelerations, starting from a_0 = −g:
     a'_i = ⁱX_λ a_λ + c_i,   q̈_i = D_i⁻¹ (u_i − U_iᵀ a'_i),   a_i = a'_i + S_i q̈_i   (ABA-6)
 
 ``aba`` takes a batch of states as ``rnea`` does: the same lines, one entry per state
-(vectors (..., 6), matrices (..., 6, 6); ``mv``, ``mtv`` and ``.mT`` act state by state).
+(vectors (..., 6), matrices (..., 6, 6); ``mv``, ``mtv``, ``mm`` and ``.mT`` act state
+by state).
 """
 
 import math
@@ -25,8 +26,8 @@ import numpy as np
 from .kinematics import joint_transforms
 from .model import (_real_array, batch_shape, check_forces, check_state, neutral_q,
                     without_gravity)
-from .spatial import (cross_force, cross_motion, inertia_params, mm_flops, mtv, mv, plux,
-                      plux_parts, to_linear_angular)
+from .spatial import (cross_force, cross_motion, inertia_params, mm, mm_flops, mtv, mv,
+                      plux, plux_parts, to_linear_angular)
 
 __all__ = ["aba", "aba_flops", "aba_local_frame", "local_X", "local_C",
            "SingularArticulatedInertia", "Gear", "gear_matrix", "geared_q", "aba_geared",
@@ -40,7 +41,8 @@ class SingularArticulatedInertia(ValueError):
 def _inv_D(D, model, i):
     """D⁻¹, or SingularArticulatedInertia naming body i when D is singular (to round-off)."""
     if D.shape[-2:] == (1, 1):               # one-DOF joints: a scalar, the common case
-        Dinv = 1.0 / D if np.all(D != 0) else None
+        regular = D[0, 0] != 0 if D.ndim == 2 else np.all(D != 0)
+        Dinv = 1.0 / D if regular else None
     else:
         try:
             Dinv = np.linalg.inv(D)
@@ -84,14 +86,14 @@ def aba(model, q, qd, tau, f_ext=None):
             pA[i] = pA[i] - f_ext[i]
     U, Dinv, u = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
     for i in range(N, 0, -1):
-        U[i] = IA[i] @ S[i]                                                # (ABA-3)
-        Dinv[i] = _inv_D(S[i].mT @ U[i], model, i)
+        U[i] = mm(IA[i], S[i])                                             # (ABA-3)
+        Dinv[i] = _inv_D(mm(S[i].mT, U[i]), model, i)
         u[i] = tau[..., model.v_slices[i]] - mtv(S[i], pA[i])
         p = parent[i]
         if p > 0:
-            Ia = IA[i] - U[i] @ Dinv[i] @ U[i].mT                          # (ABA-4)
+            Ia = IA[i] - mm(U[i], Dinv[i], U[i].mT)                        # (ABA-4)
             pa = pA[i] + mv(Ia, c[i]) + mv(U[i], mv(Dinv[i], u[i]))
-            IA[p] = IA[p] + Xup[i].mT @ Ia @ Xup[i]                        # (ABA-5)
+            IA[p] = IA[p] + mm(Xup[i].mT, Ia, Xup[i])                      # (ABA-5)
             pA[p] = pA[p] + mtv(Xup[i], pa)
     a = [-model.gravity] + [None] * N
     qdd = np.empty(batch_shape(q, qd, tau) + (model.nv,))

@@ -24,7 +24,7 @@ from .kinematics import (base_transforms, body_pose, forward_kinematics, jacobia
                          joint_transforms, point_jacobian)
 from .model import check_state, without_gravity
 from .rnea import rnea, rnea_flops
-from .spatial import inertia_params, inv_X, mm_flops
+from .spatial import inertia_params, inv_X, mm, mm_flops
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
            "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
@@ -57,21 +57,21 @@ def crba(model, q):
     IC = [np.zeros((6, 6))] + [model.I[i].copy() for i in range(1, N + 1)]
     for i in range(N, 0, -1):
         if parent[i] > 0:
-            IC[parent[i]] = IC[parent[i]] + Xup[i].mT @ IC[i] @ Xup[i]  # (CRB-1)
-    # (CRB-2) for every joint velocity k at once; b = body[k] is the body it moves. The
-    # per-body lists become arrays with the body (or velocity) axis just before the
-    # 6 x 6 (or 6 x nv) axes, every state's copy side by side (a batch in front).
-    body, batch = _velocity_bodies(model), q.shape[:-1]
-    S = [model.joints[i].S(q[..., model.q_slices[i]]) for i in range(1, N + 1)]
-    S = np.concatenate([np.zeros(batch + (6, 0))] +
-                       [np.broadcast_to(Si, batch + Si.shape[-2:]) for Si in S], axis=-1)
-    Sk = S.mT[..., :, :, None]                                         # S_b e_k, (..., nv, 6, 1)
-    X0b = np.stack(np.broadcast_arrays(*X0), axis=-3)[..., body, :, :]
-    ICb = np.stack(np.broadcast_arrays(*IC), axis=-3)[..., body, :, :]
-    S0 = (inv_X(X0b) @ Sk)[..., 0]                        # ⁰S_j = (ʲX₀)⁻¹ S_j (one row each)
-    F0 = (X0b.mT @ (ICb @ Sk))[..., 0]                    # ⁰F_i = ⁱX₀ᵀ IC_i S_i
-    H = np.where(support_mask(model), S0 @ F0.mT, 0.0)                 # (CRB-2), j on i's path
+            IC[parent[i]] = IC[parent[i]] + mm(Xup[i].mT, IC[i], Xup[i])  # (CRB-1)
+    # (CRB-2) for every pair of joints at once: the columns of ⁰S_j and ⁰F_i, body by
+    # body, side by side in two 6 x nv arrays (per state, for a batch).
+    S0, F0 = [np.zeros((6, 0))], [np.zeros((6, 0))]
+    for i in range(1, N + 1):
+        S = model.joints[i].S(q[..., model.q_slices[i]])
+        S0.append(mm(inv_X(X0[i]), S))                    # ⁰S_i = (ⁱX₀)⁻¹ S_i
+        F0.append(mm(X0[i].mT, IC[i], S))                 # ⁰F_i = ⁱX₀ᵀ IC_i S_i
+    batch = q.shape[:-1]
+    if batch:                   # in a batch, a column that is the same for all is spread
+        S0, F0 = ([np.broadcast_to(x, batch + x.shape[-2:]) for x in cols] for cols in (S0, F0))
+    S0, F0 = np.concatenate(S0, axis=-1), np.concatenate(F0, axis=-1)
+    H = np.where(support_mask(model), mm(S0.mT, F0), 0.0)              # (CRB-2), j on i's path
     H = H + H.mT                                 # the other triangle by symmetry, H_ij = H_jiᵀ
+    body = _velocity_bodies(model)
     own = body[:, None] == body[None, :]         # a joint's own block was counted twice
     return np.where(own, 0.5 * H, H)
 

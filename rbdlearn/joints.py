@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .spatial import (_assemble, _batch, _scalars, cos_sin, exp_so3, mv, plux, quat_exp,
+from .spatial import (_assemble, _scalars, cos_sin, exp_so3, mv, plux, quat_exp,
                       quat_mul, quat_to_rot, rotx, roty, rotz, skew)
 
 __all__ = ["Revolute", "Prismatic", "Spherical", "SphericalZYX", "zyx_angles", "Free", "Fixed",
@@ -138,6 +138,11 @@ class Revolute(_Joint):
         K, K2 = _exact(self._K, self._K2)
         return plux(np.eye(3, dtype=object) - s * K + (1 - c) * K2)
 
+    def XJ_terms(self, Xtree):
+        """The three constant terms of ``XJ(q) @ Xtree = B0 Xtree + sin q · B1 Xtree +
+        cos q · B2 Xtree``, flattened as the rows of a 3 x 36 array."""
+        return (self._B.reshape(3, 6, 6) @ Xtree).reshape(3, 36)
+
 
 @dataclass(frozen=True, eq=False)
 class Prismatic(_Joint):
@@ -220,7 +225,7 @@ class SphericalZYX(_Joint):
                           [cy * sx, cx, 0],
                           [cy * cx, -sx, 0],
                           [0, 0, 0], [0, 0, 0], [0, 0, 0]],
-                         _batch(q), float if self._numeric(q) else object)
+                         sy, float if self._numeric(q) else object)
 
     def cJ(self, q, qd):
         # c_J = Ṡ q̇ = Σ_k (∂S/∂q_k q̇_k) q̇, the derivative taken in successor coordinates:
@@ -232,7 +237,7 @@ class SphericalZYX(_Joint):
                           (-sy * sx * dy + cy * cx * dx) * dz - sx * dx * dy,
                           (-sy * cx * dy - cy * sx * dx) * dz - cx * dx * dy,
                           0, 0, 0],
-                         _batch(q, qd), float if self._numeric(q) else object)
+                         cy * dy, float if self._numeric(q) else object)
 
     def gram_det(self, q):
         """det(SᵀS) = cos² q_y: zero at gimbal lock, q_y = ±π/2, where the joint's

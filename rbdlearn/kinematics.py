@@ -18,7 +18,7 @@ and its velocity (..., 6), the same lines computing every state at once (see
 import numpy as np
 
 from .model import batch_shape, check_state
-from .spatial import cross3, cross_motion, inv_X, mv, plux_parts, skew
+from .spatial import cross3, cross_motion, inv_X, mm, mv, plux_parts, skew
 
 __all__ = ["joint_transforms", "base_transforms", "forward_kinematics", "body_pose",
            "body_velocities", "body_accelerations", "jacobian", "point_jacobian", "jdot_qdot",
@@ -28,10 +28,27 @@ _FRAMES = ("local", "world")
 
 
 def joint_transforms(model, q):
-    """``Xup[i] = XJ(q_i) Xtree[i]``: parent-to-body transforms (Xup[0] is None)."""
+    """``Xup[i] = XJ(q_i) Xtree[i]``: parent-to-body transforms (Xup[0] is None).
+
+    Speed trick: the N products do not depend on each other, and for a revolute joint
+    XJ(q) Xtree = B0 Xtree + sin q · B1 Xtree + cos q · B2 Xtree with constant terms
+    (``Revolute.XJ_terms``, kept in ``model.revolute_terms``). So all revolute joints,
+    for all states of a batch, are evaluated by one product of the weights (1, sin q,
+    cos q) with those terms, instead of one small product per joint."""
     Xup = [None] * (model.N + 1)
+    bodies, at, terms = model.revolute_terms
+    done = set()
+    if bodies and q.dtype != object:
+        angle = np.moveaxis(q[..., at], -1, 0)                 # (joint, ...batch)
+        c, s = np.cos(angle), np.sin(angle)
+        w = np.stack([np.ones_like(c), s, c], axis=-1)         # the weights (1, sin, cos)
+        X = (w.reshape(len(bodies), -1, 3) @ terms).reshape(angle.shape + (6, 6))
+        for k, i in enumerate(bodies):
+            Xup[i] = X[k]
+        done = set(bodies)
     for i in range(1, model.N + 1):
-        Xup[i] = model.joints[i].XJ(q[..., model.q_slices[i]]) @ model.Xtree[i]
+        if i not in done:
+            Xup[i] = mm(model.joints[i].XJ(q[..., model.q_slices[i]]), model.Xtree[i])
     return Xup
 
 
@@ -39,7 +56,7 @@ def base_transforms(model, Xup):
     """``X0[i] = ⁱX₀`` from the parent-to-body transforms ``Xup`` (X0[0] = 1)."""
     X0 = [np.eye(6)] + [None] * model.N
     for i in range(1, model.N + 1):
-        X0[i] = Xup[i] @ X0[model.parent[i]]     # ⁱX₀ = ⁱX_λ(i) · λ(i)X₀
+        X0[i] = mm(Xup[i], X0[model.parent[i]])  # ⁱX₀ = ⁱX_λ(i) · λ(i)X₀
     return X0
 
 

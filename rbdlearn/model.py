@@ -191,6 +191,14 @@ class Model:
         put("N", N)
         put("nq", nq)
         put("nv", nv)
+        # the numeric revolute joints, their angles' places in q and the terms of
+        # XJ(q) Xtree, for kinematics.joint_transforms, which evaluates them all at once
+        rev = [i for i in range(1, N + 1) if isinstance(self.joints[i], Revolute)
+               and _numeric(Xtree[i])]
+        terms = [self.joints[i].XJ_terms(Xtree[i]) for i in rev]
+        put("revolute_terms", (_FrozenList(rev), _frozen(np.array([q_index[i] for i in rev],
+                                                                  dtype=int)),
+                               _frozen(np.array(terms).reshape(len(rev), 3, 36))))
         # bodies whose joint configuration is constrained (a unit quaternion: nq > nv)
         put("manifold_bodies", _FrozenList(i for i in range(1, N + 1)
                                            if self.joints[i].nq != self.joints[i].nv))
@@ -310,6 +318,8 @@ def check_state(model, batch=False, **vectors):
 def batch_shape(*arrays):
     """The common batch shape of state vectors (..., n) (after ``check_state``): () for
     single vectors."""
+    if all(np.ndim(a) == 1 for a in arrays):
+        return ()                       # the common case, one state, answered quickly
     return np.broadcast_shapes(*(np.shape(a)[:-1] for a in arrays))
 
 

@@ -59,8 +59,9 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False):
         if parent[i] > 0:
             f[parent[i]] = f[parent[i]] + mtv(Xup[i], f[i])
     batch = batch_shape(q, qd, qdd)
-    tau = np.concatenate([np.broadcast_to(t, batch + t.shape[-1:]) for t in tau[1:]],
-                         axis=-1) if N else np.zeros(batch + (0,))
+    if batch:                        # in a batch, a τ_i that is the same for all is spread
+        tau[1:] = [np.broadcast_to(t, batch + t.shape[-1:]) for t in tau[1:]]
+    tau = np.concatenate(tau[1:], axis=-1) if N else np.zeros(batch + (0,))
     return (tau, f) if return_forces else tau
 
 
