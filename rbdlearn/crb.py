@@ -64,16 +64,17 @@ def crba(model, q):
     for i in range(1, N + 1):
         S = model.joints[i].S(q[..., model.q_slices[i]])
         S0.append(mm(inv_X(X0[i]), S))                    # ⁰S_i = (ⁱX₀)⁻¹ S_i
-        F0.append(mm(X0[i].mT, IC[i], S))                 # ⁰F_i = ⁱX₀ᵀ IC_i S_i
+        F0.append(mm(X0[i].mT, mm(IC[i], S)))             # ⁰F_i = ⁱX₀ᵀ (IC_i S_i)
     batch = q.shape[:-1]
     if batch:                   # in a batch, a column that is the same for all is spread
         S0, F0 = ([np.broadcast_to(x, batch + x.shape[-2:]) for x in cols] for cols in (S0, F0))
     S0, F0 = np.concatenate(S0, axis=-1), np.concatenate(F0, axis=-1)
-    H = np.where(support_mask(model), mm(S0.mT, F0), 0.0)              # (CRB-2), j on i's path
-    H = H + H.mT                                 # the other triangle by symmetry, H_ij = H_jiᵀ
-    body = _velocity_bodies(model)
-    own = body[:, None] == body[None, :]         # a joint's own block was counted twice
-    return np.where(own, 0.5 * H, H)
+    M = mm(S0.mT, F0)                            # ⁰S_jᵀ ⁰F_i for every pair of velocities
+    # (CRB-2) where j is on i's path, which is above the diagonal (a parent's velocities
+    # come first); below it by symmetry, H_ij = H_jiᵀ (a joint's own block too, so that
+    # H is symmetric to the last bit)
+    upper = np.triu(support_mask(model))
+    return np.where(upper, M, np.where(upper.T, M.mT, 0.0))
 
 
 def forward_dynamics_crb(model, q, qd, tau, f_ext=None):

@@ -64,7 +64,7 @@ def _check_unit_quat(quat, what):
     if quat.dtype == object:   # symbolic: the caller is responsible
         return
     if quat.ndim == 1:
-        n = math.sqrt(float(quat @ quat))
+        n = math.sqrt(float(quat.dot(quat)))
         if abs(n - 1.0) > UNIT_TOL:
             raise ValueError(f"{what} is not a unit quaternion (w, x, y, z): norm {n:.9g}")
         return

@@ -39,12 +39,13 @@ def joint_transforms(model, q):
     bodies, at, terms = model.revolute_terms
     done = set()
     if bodies and q.dtype != object:
-        angle = np.moveaxis(q[..., at], -1, 0)                 # (joint, ...batch)
-        c, s = np.cos(angle), np.sin(angle)
-        w = np.stack([np.ones_like(c), s, c], axis=-1)         # the weights (1, sin, cos)
-        X = (w.reshape(len(bodies), -1, 3) @ terms).reshape(angle.shape + (6, 6))
+        angle = q[..., at]                                     # (...batch, joint)
+        w = np.array([np.ones(angle.shape), np.sin(angle), np.cos(angle)])
+        w = w.reshape(3, -1, len(bodies)).transpose(2, 1, 0)   # (joint, state, weight)
+        X = w @ terms                                          # (joint, state, 36)
+        batch = q.shape[:-1]
         for k, i in enumerate(bodies):
-            Xup[i] = X[k]
+            Xup[i] = X[k].reshape(batch + (6, 6))
         done = set(bodies)
     for i in range(1, model.N + 1):
         if i not in done:

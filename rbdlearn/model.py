@@ -297,7 +297,7 @@ def check_state(model, batch=False, **vectors):
                 raise ValueError(f"{name}: a batch of states (shape {a.shape}) must be "
                                  f"numeric; pass symbolic states one at a time")
             shapes[name] = a.shape
-        if a.dtype != object and not np.all(np.isfinite(a)):
+        if a.dtype != object and not np.isfinite(a).all():
             bad = tuple(int(k) for k in np.argwhere(~np.isfinite(a))[0])
             raise ValueError(f"{name}[{', '.join(map(str, bad))}] is {a[bad]}")
         if name == "q":
@@ -359,7 +359,7 @@ def check_forces(model, f_ext, batch=False):
             also = ", or (..., 6) for a batch of states" if batch else ""
             raise ValueError(f"f_ext[{i}] has shape {fi.shape}, expected a spatial force "
                              f"(6,){also}")
-        if fi.dtype != object and not np.all(np.isfinite(fi)):
+        if fi.dtype != object and not np.isfinite(fi).all():
             raise ValueError(f"f_ext[{i}] contains NaN or inf")
         out.append(fi)
     return out

@@ -107,7 +107,12 @@ def mm(*factors):
     batch of matrices (..., m, n) (``@``, the batch axes broadcast)."""
     out = factors[0]
     for B in factors[1:]:
-        out = out.dot(B) if out.ndim == 2 and B.ndim == 2 else out @ B
+        if B.ndim > 2:
+            out = out @ B
+        elif out.ndim == 2:
+            out = out.dot(B)
+        else:                # a batch times one matrix: one product of (K·m) x n by n x p
+            out = (out.reshape(-1, out.shape[-1]) @ B).reshape(out.shape[:-1] + B.shape[-1:])
     return out
 
 
