@@ -78,7 +78,7 @@ def _every_state(per_body, core, *state):
 def body_pose(X0_i):
     """``(R, p)``: body orientation and origin in the base frame, from ``ⁱX₀``."""
     E, r = plux_parts(X0_i)
-    return E.T, r
+    return E.mT, r
 
 
 def _velocities(model, q, qd, qdd=None):
