@@ -35,7 +35,7 @@ def joint_transforms(model, q):
     (``Revolute.XJ_terms``, kept in ``model.revolute_terms``). So all revolute joints,
     for all states of a batch, are evaluated by one product of the weights (1, sin q,
     cos q) with those terms, instead of one small product per joint."""
-    Xup = [None] * (model.N + 1)
+    q, Xup = np.asarray(q), [None] * (model.N + 1)
     bodies, at, terms = model.revolute_terms
     done = set()
     if bodies and q.dtype != object:

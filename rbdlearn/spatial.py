@@ -133,6 +133,8 @@ def cross3(a, b):
 def unskew(S):
     """The 3-vector of a skew-symmetric matrix (inverse of :func:`skew`)."""
     S = np.asarray(S)
+    if S.ndim == 2:
+        return np.array([S[2, 1], S[0, 2], S[1, 0]])
     return _assemble([S[..., 2, 1], S[..., 0, 2], S[..., 1, 0]], S[..., 2, 1])
 
 

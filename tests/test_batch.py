@@ -195,3 +195,14 @@ def test_simulate_batch_errors():
     with pytest.raises(ValueError, match=r"Trajectory needs .* got shapes \(2,\), "
                                          r"\(2, 3, 2\), \(2, 4, 2\)"):
         rbd.Trajectory(np.zeros(2), np.zeros((2, 3, 2)), np.zeros((2, 4, 2)))
+
+
+def test_symbolic_poses_stay_sympy_scalars():
+    """A symbolic pose's pieces are sympy expressions, not 0-d arrays (which sympy's
+    diff and Matrix cannot take)."""
+    t = sympy.symbols("t")
+    q = [sympy.Function("q_1")(t), sympy.Function("q_2")(t)]
+    R, p = rbd.body_pose(rbd.forward_kinematics(rbd.planar_chain(2), q)[2])
+    w = rbd.spatial.unskew(R.T)
+    assert all(isinstance(x, sympy.Expr) for x in list(p) + list(w))
+    assert sympy.simplify(sympy.diff(p[1], t).subs({q[0]: 0, q[1]: 0})) == 0
