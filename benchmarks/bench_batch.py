@@ -34,6 +34,8 @@ def arguments():
     ap.add_argument("--min-time", type=float, default=0.2,
                     help="seconds each repeat runs for, at least")
     ap.add_argument("--quick", action="store_true", help="fewer repeats, K up to 10³")
+    ap.add_argument("--single", action="store_true",
+                    help="single calls only (also runs on an rbdlearn without batches)")
     return ap.parse_args()
 
 
@@ -172,6 +174,8 @@ if __name__ == "__main__":
     pm = interop.to_pinocchio(model)
     algos = algorithms(model, pm, pm.createData())
     single_calls(model, pm, algos, args)
+    if args.single:
+        sys.exit(0)
     batches(model, pm, algos, KS[:2] if args.quick else KS, args)
     memory(model, 1000 if args.quick else 10000)
     growth(args, 100 if args.quick else GROWTH_K)
