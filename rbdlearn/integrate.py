@@ -218,6 +218,7 @@ def energy(model, q, qd):
     if np.any(g[:3] != 0):
         raise ValueError(f"energy needs a uniform gravity field: model.gravity {g} has a "
                          f"non-zero angular part")
+    q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
     X0 = forward_kinematics(model, q)
     v = body_velocities(model, q, qd)
     kinetic = potential = 0.0
@@ -234,6 +235,7 @@ def momentum(model, q, qd):
     """Total spatial momentum of all bodies in base coordinates, [angular about the base
     origin; linear]: ``Σ (ⁱX₀)ᵀ I_i v_i`` (``(ⁱX₀)ᵀ`` carries a force, or momentum,
     from body-i to base coordinates)."""
+    q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
     X0 = forward_kinematics(model, q)
     v = body_velocities(model, q, qd)
     h = np.zeros(6)

@@ -164,6 +164,7 @@ def point_velocity(model, q, qd, i, p, *, frame):
     """Velocity of the point ``p`` (body-i coordinates) of body i."""
     p = _point_in(model, p)
     _check_frame(frame)
+    q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
     v = body_velocities(model, q, qd)[i]
     vp = v[3:] + cross3(v[:3], p)
     if frame == "local":

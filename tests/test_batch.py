@@ -206,3 +206,17 @@ def test_symbolic_poses_stay_sympy_scalars():
     w = rbd.spatial.unskew(R.T)
     assert all(isinstance(x, sympy.Expr) for x in list(p) + list(w))
     assert sympy.simplify(sympy.diff(p[1], t).subs({q[0]: 0, q[1]: 0})) == 0
+
+
+def test_single_state_functions_refuse_a_batch():
+    """Functions that answer for one state say so, instead of mixing the axes up."""
+    m = rbd.planar_chain(2)
+    Q = np.zeros((6, 2))
+    with pytest.raises(ValueError, match=r"q has shape \(6, 2\), expected \(2,\)"):
+        rbd.integrate.energy(m, Q, Q)
+    with pytest.raises(ValueError, match=r"q has shape \(6, 2\)"):
+        rbd.integrate.momentum(m, Q, Q)
+    with pytest.raises(ValueError, match=r"q has shape \(6, 2\)"):
+        rbd.point_velocity(m, Q, Q, 2, np.zeros(3), frame="world")
+    with pytest.raises(ValueError, match=r"q has shape \(6, 2\)"):
+        rbd.jacobian(m, Q, 2, frame="world")
