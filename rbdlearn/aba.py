@@ -11,6 +11,10 @@ Inward — articulated inertias and bias forces (the ABA theorem, seed 000 eqs. 
     I^A_λ += ⁱX_λᵀ I^a ⁱX_λ,   p^A_λ += ⁱX_λᵀ p^a                          (ABA-5)
 Outward — accelerations, starting from a_0 = −g:
     a'_i = ⁱX_λ a_λ + c_i,   q̈_i = D_i⁻¹ (u_i − U_iᵀ a'_i),   a_i = a'_i + S_i q̈_i   (ABA-6)
+
+``aba`` takes a batch of states as ``rnea`` does: the same lines, one entry per state
+(vectors (..., 6), matrices (..., 6, 6); ``mv``, ``mtv``, ``mm`` and ``.mT`` act state
+by state).
 """
 
 import math
@@ -20,9 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kinematics import joint_transforms
-from .model import _real_array, check_forces, check_state, neutral_q, without_gravity
-from .spatial import (cross_force, cross_motion, inertia_params, mm_flops, plux, plux_parts,
-                      to_linear_angular)
+from .model import (_real_array, batch_shape, check_forces, check_state, neutral_q,
+                    without_gravity)
+from .spatial import (cross_force, cross_motion, inertia_params, mm, mm_flops, mtv, mv,
+                      plux, plux_parts, to_linear_angular)
 
 __all__ = ["aba", "aba_flops", "aba_local_frame", "local_X", "local_C",
            "SingularArticulatedInertia", "Gear", "gear_matrix", "geared_q", "aba_geared",
@@ -36,8 +41,9 @@ class SingularArticulatedInertia(ValueError):
 
 def _inv_D(D, model, i):
     """D⁻¹, or SingularArticulatedInertia naming body i when D is singular (to round-off)."""
-    if D.shape == (1, 1):                    # one-DOF joints: a scalar, the common case
-        Dinv = 1.0 / D if D[0, 0] != 0 else None
+    if D.shape[-2:] == (1, 1):               # one-DOF joints: a scalar, the common case
+        regular = D[0, 0] != 0 if D.ndim == 2 else np.all(D != 0)
+        Dinv = 1.0 / D if regular else None
     else:
         try:
             Dinv = np.linalg.inv(D)
@@ -45,12 +51,14 @@ def _inv_D(D, model, i):
             Dinv = None
         # singular to round-off (an Euler-angle joint at gimbal lock): inv() may succeed
         # with ~1e16 entries; ‖D‖·‖D⁻¹‖, a cheap condition estimate, exposes it
-        if Dinv is not None and np.abs(D).max(initial=0.0) * np.abs(Dinv).max(initial=0.0) > 1e12:
+        if Dinv is not None and np.any(np.abs(D).max(axis=(-2, -1), initial=0.0)
+                                       * np.abs(Dinv).max(axis=(-2, -1), initial=0.0) > 1e12):
             Dinv = None
     if Dinv is None:
+        where = "" if D.ndim == 2 else " (in at least one state of the batch)"
         raise SingularArticulatedInertia(
-            f"body {i} (joint '{model.names[i]}'): D = SᵀI^A S is singular — the subtree "
-            f"moved by this joint has no inertia along its free directions")
+            f"body {i} (joint '{model.names[i]}'): D = SᵀI^A S is singular{where} — the "
+            f"subtree moved by this joint has no inertia along its free directions")
     return Dinv
 
 
@@ -60,41 +68,41 @@ def aba(model, q, qd, tau, f_ext=None):
     ``f_ext``: optional external spatial forces on the bodies, as in :func:`rnea`
     (a list of N + 1 6-vectors or a dict {body: force}, in body coordinates).
     """
-    q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
-    f_ext = check_forces(model, f_ext)
+    q, qd, tau = check_state(model, batch=True, q=q, qd=qd, tau=tau)
+    f_ext = check_forces(model, f_ext, batch=True)
     N, parent = model.N, model.parent
     Xup = joint_transforms(model, q)
     S, v, c = [None] * (N + 1), [np.zeros(6)] + [None] * N, [None] * (N + 1)
     IA, pA = [None] * (N + 1), [None] * (N + 1)
     for i in range(1, N + 1):
         j, p = model.joints[i], parent[i]
-        qi, qdi = q[model.q_slices[i]], qd[model.v_slices[i]]
+        qi, qdi = q[..., model.q_slices[i]], qd[..., model.v_slices[i]]
         S[i] = j.S(qi)
-        vJ = S[i] @ qdi
-        v[i] = Xup[i] @ v[p] + vJ                                          # (ABA-1)
+        vJ = mv(S[i], qdi)
+        v[i] = mv(Xup[i], v[p]) + vJ                                       # (ABA-1)
         c[i] = j.cJ(qi, qdi) + cross_motion(v[i], vJ)
         IA[i] = model.I[i].copy()                                          # (ABA-2)
-        pA[i] = cross_force(v[i], model.I[i] @ v[i])
+        pA[i] = cross_force(v[i], mv(model.I[i], v[i]))
         if f_ext is not None:
             pA[i] = pA[i] - f_ext[i]
     U, Dinv, u = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
     for i in range(N, 0, -1):
-        U[i] = IA[i] @ S[i]                                                # (ABA-3)
-        Dinv[i] = _inv_D(S[i].T @ U[i], model, i)
-        u[i] = tau[model.v_slices[i]] - S[i].T @ pA[i]
+        U[i] = mm(IA[i], S[i])                                             # (ABA-3)
+        Dinv[i] = _inv_D(mm(S[i].mT, U[i]), model, i)
+        u[i] = tau[..., model.v_slices[i]] - mtv(S[i], pA[i])
         p = parent[i]
         if p > 0:
-            Ia = IA[i] - U[i] @ Dinv[i] @ U[i].T                           # (ABA-4)
-            pa = pA[i] + Ia @ c[i] + U[i] @ (Dinv[i] @ u[i])
-            IA[p] = IA[p] + Xup[i].T @ Ia @ Xup[i]                         # (ABA-5)
-            pA[p] = pA[p] + Xup[i].T @ pa
+            Ia = IA[i] - mm(U[i], Dinv[i], U[i].mT)                        # (ABA-4)
+            pa = pA[i] + mv(Ia, c[i]) + mv(U[i], mv(Dinv[i], u[i]))
+            IA[p] = IA[p] + mm(Xup[i].mT, Ia, Xup[i])                      # (ABA-5)
+            pA[p] = pA[p] + mtv(Xup[i], pa)
     a = [-model.gravity] + [None] * N
-    qdd = np.empty(model.nv)
+    qdd = np.empty(batch_shape(q, qd, tau) + (model.nv,))
     for i in range(1, N + 1):
-        a_i = Xup[i] @ a[parent[i]] + c[i]                                 # (ABA-6)
-        qdd_i = Dinv[i] @ (u[i] - U[i].T @ a_i)
-        qdd[model.v_slices[i]] = qdd_i
-        a[i] = a_i + S[i] @ qdd_i
+        a_i = mv(Xup[i], a[parent[i]]) + c[i]                              # (ABA-6)
+        qdd_i = mv(Dinv[i], u[i] - mtv(U[i], a_i))
+        qdd[..., model.v_slices[i]] = qdd_i
+        a[i] = a_i + mv(S[i], qdd_i)
     return qdd
 
 

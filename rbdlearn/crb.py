@@ -24,7 +24,7 @@ from .kinematics import (base_transforms, body_pose, forward_kinematics, jacobia
                          joint_transforms, point_jacobian)
 from .model import check_state, without_gravity
 from .rnea import rnea, rnea_flops
-from .spatial import inertia_params, mm_flops
+from .spatial import inertia_params, inv_X, mm, mm_flops
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
            "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
@@ -48,26 +48,33 @@ def support_mask(model):
 
 
 def crba(model, q):
-    """The joint-space inertia matrix H(q) (nv x nv, symmetric positive definite)."""
-    (q,) = check_state(model, q=q)
+    """The joint-space inertia matrix H(q) (nv x nv, symmetric positive definite); for a
+    batch of configurations q (..., nq), one per state, (..., nv, nv)."""
+    (q,) = check_state(model, batch=True, q=q)
     N, parent = model.N, model.parent
     Xup = joint_transforms(model, q)                                   # ⁱX_λ(i)
     X0 = base_transforms(model, Xup)                                   # ⁱX₀
     IC = [np.zeros((6, 6))] + [model.I[i].copy() for i in range(1, N + 1)]
     for i in range(N, 0, -1):
         if parent[i] > 0:
-            IC[parent[i]] = IC[parent[i]] + Xup[i].T @ IC[i] @ Xup[i]  # (CRB-1)
-    # (CRB-2) for every joint velocity k at once; b = body[k] is the body it moves
-    body = _velocity_bodies(model)
-    S = np.hstack([np.zeros((6, 0))] + [model.joints[i].S(q[model.q_slices[i]])
-                                        for i in range(1, N + 1)]).T[:, :, None]   # S_b e_k
-    X0b, ICb = np.stack(X0)[body], np.stack(IC)[body]
-    S0 = np.linalg.solve(X0b, S)[:, :, 0]                 # ⁰S_j: ʲX₀ ⁰S_j = S_j (one row each)
-    F0 = (X0b.transpose(0, 2, 1) @ (ICb @ S))[:, :, 0]    # ⁰F_i = ⁱX₀ᵀ IC_i S_i
-    H = np.where(support_mask(model), S0 @ F0.T, 0.0)                  # (CRB-2), j on i's path
-    H = H + H.T                                  # the other triangle by symmetry, H_ij = H_jiᵀ
-    H[body[:, None] == body[None, :]] *= 0.5     # a joint's own block was counted twice
-    return H
+            IC[parent[i]] = IC[parent[i]] + mm(Xup[i].mT, IC[i], Xup[i])  # (CRB-1)
+    # (CRB-2) for every pair of joints at once: the columns of ⁰S_j and ⁰F_i, body by
+    # body, side by side in two 6 x nv arrays (per state, for a batch).
+    S0, F0 = [np.zeros((6, 0))], [np.zeros((6, 0))]
+    for i in range(1, N + 1):
+        S = model.joints[i].S(q[..., model.q_slices[i]])
+        S0.append(mm(inv_X(X0[i]), S))                    # ⁰S_i = (ⁱX₀)⁻¹ S_i
+        F0.append(mm(X0[i].mT, mm(IC[i], S)))             # ⁰F_i = ⁱX₀ᵀ (IC_i S_i)
+    batch = q.shape[:-1]
+    if batch:                   # in a batch, a column that is the same for all is spread
+        S0, F0 = ([np.broadcast_to(x, batch + x.shape[-2:]) for x in cols] for cols in (S0, F0))
+    S0, F0 = np.concatenate(S0, axis=-1), np.concatenate(F0, axis=-1)
+    M = mm(S0.mT, F0)                            # ⁰S_jᵀ ⁰F_i for every pair of velocities
+    # (CRB-2) where j is on i's path, which is above the diagonal (a parent's velocities
+    # come first); below it by symmetry, H_ij = H_jiᵀ (a joint's own block too, so that
+    # H is symmetric to the last bit)
+    upper = np.triu(support_mask(model))
+    return np.where(upper, M, np.where(upper.T, M.mT, 0.0))
 
 
 def forward_dynamics_crb(model, q, qd, tau, f_ext=None):

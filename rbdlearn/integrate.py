@@ -70,7 +70,7 @@ from .aba import aba
 from .crb import crba
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical
 from .kinematics import body_pose, body_velocities, forward_kinematics, joint_transforms
-from .model import check_state, integrate_q
+from .model import batch_shape, check_state, integrate_q
 from .rnea import rnea
 from .spatial import cross_force, skew, unskew
 
@@ -83,7 +83,11 @@ METHODS = ("rk4", "semi_implicit_euler", "variational")
 @dataclass(frozen=True, eq=False)
 class Trajectory:
     """A simulated motion: times ``t`` (n,), configurations ``q`` (n, nq) and velocities
-    ``qd`` (n, nv); row k is the state at time ``t[k]``. The arrays are read-only."""
+    ``qd`` (n, nv); row k is the state at time ``t[k]``. The arrays are read-only.
+
+    The motions of a batch of initial states share the times: ``q`` (n, K, nq) and
+    ``qd`` (n, K, nv) (time first, then the batch axes, then the vector), so ``q[k]`` is
+    still every state at time ``t[k]`` and ``q[:, j]`` is the motion from state j."""
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
@@ -91,9 +95,11 @@ class Trajectory:
     def __post_init__(self):
         arrays = {k: np.array(getattr(self, k), dtype=float) for k in ("t", "q", "qd")}
         n = arrays["t"].shape[0] if arrays["t"].ndim == 1 else -1
-        if n < 0 or arrays["q"].ndim != 2 or arrays["qd"].ndim != 2 or \
-                arrays["q"].shape[0] != n or arrays["qd"].shape[0] != n:
-            raise ValueError(f"Trajectory needs t (n,), q (n, nq), qd (n, nv); got shapes "
+        q, qd = arrays["q"], arrays["qd"]
+        if n < 0 or q.ndim < 2 or q.ndim != qd.ndim or q.shape[0] != n or \
+                qd.shape[0] != n or q.shape[1:-1] != qd.shape[1:-1]:
+            raise ValueError(f"Trajectory needs t (n,), q (n, nq), qd (n, nv) (or, for a "
+                             f"batch, q (n, ..., nq), qd (n, ..., nv)); got shapes "
                              f"{arrays['t'].shape}, {arrays['q'].shape}, {arrays['qd'].shape}")
         for k, a in arrays.items():
             a.setflags(write=False)
@@ -113,12 +119,12 @@ def _joint_forces(model, tau):
         zero = np.zeros(model.nv)
         return lambda t, q, qd: zero
     if not callable(tau):
-        (tau,) = check_state(model, tau=tau)
+        (tau,) = check_state(model, batch=True, tau=tau)
         return lambda t, q, qd: tau
 
     def checked(t, q, qd):
         try:
-            return check_state(model, tau=tau(t, q, qd))[0]
+            return check_state(model, batch=np.ndim(q) > 1, tau=tau(t, q, qd))[0]
         except ValueError as e:
             raise ValueError(f"tau(t, q, qd) at t = {t:.6g}: {e}") from None
     return checked
@@ -146,6 +152,12 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     computes q̈ (the variational integrator does not use it). Steps have length ``dt``;
     the last one is shortened so the trajectory ends exactly at ``t_end``. Returns a
     :class:`Trajectory` that includes the initial state.
+
+    A batch of initial states, ``q0`` (K, nq) and ``qd0`` (K, nv) (any leading axes that
+    broadcast together), is integrated in lock step by RK4 or semi-implicit Euler, each
+    step computing every state's q̈ in one ``forward`` call; ``tau`` and ``f_ext``
+    (functions) then receive and return batches. The :class:`Trajectory` has the time
+    axis first: q (n, K, nq). The variational method takes one initial state.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -153,9 +165,11 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
         raise ValueError(f"forward must be a function (model, q, qd, tau), got {forward!r}")
     time_grid(t_end, dt)                                   # check the times first
     try:
-        q, qd = check_state(model, q=q0, qd=qd0)
+        q, qd = check_state(model, batch=True, q=q0, qd=qd0)
     except ValueError as e:
         raise ValueError(f"initial state (q0, qd0): {e}") from None
+    batch = batch_shape(q, qd)
+    q, qd = np.broadcast_to(q, batch + q.shape[-1:]), np.broadcast_to(qd, batch + qd.shape[-1:])
     tau_of = _joint_forces(model, tau)
     f_ext_of = _as_function(f_ext)
     nv = model.nv
@@ -165,15 +179,15 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
         q, qd = x
         kwargs = {} if f_ext_of is None else {"f_ext": f_ext_of(t, q, qd)}
         qdd = np.asarray(forward(model, q, qd, tau_of(t, q, qd), **kwargs), dtype=float)
-        if qdd.shape != (nv,) or not np.all(np.isfinite(qdd)):
+        if qdd.shape != batch + (nv,) or not np.all(np.isfinite(qdd)):
             raise ValueError(f"forward dynamics at t = {t:.6g} returned {qdd!r}, "
                              f"expected {nv} finite accelerations (at |q̇| = "
                              f"{np.linalg.norm(qd):.3g}; if the motion diverged, try a "
                              f"smaller dt)")
-        return np.concatenate([qd, qdd])
+        return np.concatenate([qd, qdd], axis=-1)
 
     def semi_implicit_euler(t, x, h):
-        qd_next = x[1] + h * F(t, x)[nv:]                                  # (SIE)
+        qd_next = x[1] + h * F(t, x)[..., nv:]                             # (SIE)
         return integrate_q(model, x[0], h * qd_next), qd_next
 
     def rk4(t, x, h):
@@ -185,9 +199,13 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
             raise ValueError("method='variational' does not use forward dynamics: it "
                              "steps the discrete Euler–Lagrange equations (VI-5, VI-6); "
                              "leave forward at its default")
+        if batch:
+            raise ValueError(f"method='variational' takes one initial state, got a batch "
+                             f"of shape {batch}: simulate each state on its own, or use "
+                             f"method='rk4' for the batch")
         return _simulate_variational(model, q, qd, t, tau_of, f_ext_of)
     step = rk4 if method == "rk4" else semi_implicit_euler
-    Q, QD = np.empty((len(t), model.nq)), np.empty((len(t), nv))
+    Q, QD = np.empty((len(t),) + batch + (model.nq,)), np.empty((len(t),) + batch + (nv,))
     x = (q, qd)
     Q[0], QD[0] = x
     for k in range(len(t) - 1):
@@ -257,7 +275,7 @@ def time_grid(t_end, dt):
 
 def _move(model, x, d):
     """x ⊕ d: q moves along the manifold, q̇ by plain addition."""
-    return integrate_q(model, x[0], d[:model.nv]), x[1] + d[model.nv:]
+    return integrate_q(model, x[0], d[..., :model.nv]), x[1] + d[..., model.nv:]
 
 
 def rk4_step(model, F, t, x, h):
@@ -282,6 +300,7 @@ def energy(model, q, qd):
     if np.any(g[:3] != 0):
         raise ValueError(f"energy needs a uniform gravity field: model.gravity {g} has a "
                          f"non-zero angular part")
+    q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
     X0 = forward_kinematics(model, q)
     v = body_velocities(model, q, qd)
     kinetic = potential = 0.0
@@ -298,6 +317,7 @@ def momentum(model, q, qd):
     """Total spatial momentum of all bodies in base coordinates, [angular about the base
     origin; linear]: ``Σ (ⁱX₀)ᵀ I_i v_i`` (``(ⁱX₀)ᵀ`` carries a force, or momentum,
     from body-i to base coordinates)."""
+    q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
     X0 = forward_kinematics(model, q)
     v = body_velocities(model, q, qd)
     h = np.zeros(6)

@@ -16,6 +16,10 @@ model gives, for its slice ``q`` of the configuration and ``qd`` of the velocity
 
 Quaternions are ``(w, x, y, z)``; see the conventions appendix of the book.
 
+Every method also takes a batch of states, ``q`` of shape (..., nq) and ``qd`` (..., nv),
+and answers for each state, (..., 6, 6), (..., 6, nv), (..., 6), (..., nq); a constant
+``S`` or ``c_J`` is returned once, as it holds for every state (numpy broadcasts it).
+
 The swing–twist functions at the end (seed 000 §2.5.3, eqs. 27–29) describe a ball
 joint's orientation by the tilt of the plug's z axis (swing) and the turn about it
 (twist), the angles in which a ball joint's range of motion is naturally limited.
@@ -26,8 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .spatial import (cos_sin, exp_so3, plux, quat_exp, quat_mul, quat_to_rot, rotx, roty,
-                      rotz, skew)
+from .spatial import (_assemble, _scalars, cos_sin, exp_so3, mv, plux, quat_exp,
+                      quat_mul, quat_to_rot, rotx, roty, rotz, skew)
 
 __all__ = ["Revolute", "Prismatic", "Spherical", "SphericalZYX", "zyx_angles", "Free", "Fixed",
            "UNIT_TOL",
@@ -59,9 +63,17 @@ def _unit_axis(axis, kind):
 def _check_unit_quat(quat, what):
     if quat.dtype == object:   # symbolic: the caller is responsible
         return
-    n = math.sqrt(float(quat @ quat))
-    if abs(n - 1.0) > UNIT_TOL:
-        raise ValueError(f"{what} is not a unit quaternion (w, x, y, z): norm {n:.9g}")
+    if quat.ndim == 1:
+        n = math.sqrt(float(quat.dot(quat)))
+        if abs(n - 1.0) > UNIT_TOL:
+            raise ValueError(f"{what} is not a unit quaternion (w, x, y, z): norm {n:.9g}")
+        return
+    n = np.sqrt(np.sum(quat * quat, axis=-1))                   # a batch: every state
+    bad = np.argwhere(np.abs(n - 1.0) > UNIT_TOL)
+    if len(bad):
+        k = tuple(int(b) for b in bad[0])
+        raise ValueError(f"{what} of state {k} is not a unit quaternion (w, x, y, z): "
+                         f"norm {n[k]:.9g}")
 
 
 def _exact(*arrays):
@@ -87,6 +99,9 @@ class _Joint:
     def random_q(self, rng):
         return rng.uniform(-np.pi, np.pi, self.nq)
 
+    def _numeric(self, q):
+        return np.asarray(q).dtype != object
+
     def neutral(self):
         return np.zeros(self.nq)
 
@@ -106,18 +121,27 @@ class Revolute(_Joint):
         object.__setattr__(self, "axis", a)
         object.__setattr__(self, "_K", _frozen(skew(a)))
         object.__setattr__(self, "_K2", _frozen(skew(a) @ skew(a)))
-        # XJ(q) = B0 + sin q · B1 + cos q · B2, stacked as a 6x6x3 array (see XJ)
+        # XJ(q) = B0 + sin q · B1 + cos q · B2, the Bk flattened as the rows of a 3 x 36
+        # array (see XJ)
         B = [plux(np.eye(3) + self._K2), plux(-self._K), plux(-self._K2)]
-        object.__setattr__(self, "_B", _frozen(np.stack(B, axis=-1)))
+        object.__setattr__(self, "_B", _frozen(np.stack(B).reshape(3, 36)))
         object.__setattr__(self, "_S", _frozen(np.concatenate([a, np.zeros(3)])[:, None]))
 
     def XJ(self, q):
         # E = R(axis, q)ᵀ = 1 − sin q (a×) + (1 − cos q)(a×)²  (Rodrigues, transposed)
-        c, s = cos_sin(q[0])
-        if isinstance(c, float):         # the same sum, in one array operation
-            return self._B @ np.array([1.0, s, c])
+        q = np.asarray(q)
+        c, s = cos_sin(q[..., 0] if q.ndim > 1 else q[0])
+        if self._numeric(q):             # the same sum, in one array operation
+            w = np.array([1.0, s, c]) if q.ndim == 1 else np.stack([np.ones_like(c), s, c],
+                                                                    axis=-1)
+            return (w @ self._B).reshape(q.shape[:-1] + (6, 6))
         K, K2 = _exact(self._K, self._K2)
         return plux(np.eye(3, dtype=object) - s * K + (1 - c) * K2)
+
+    def XJ_terms(self, Xtree):
+        """The three constant terms of ``XJ(q) @ Xtree = B0 Xtree + sin q · B1 Xtree +
+        cos q · B2 Xtree``, flattened as the rows of a 3 x 36 array."""
+        return (self._B.reshape(3, 6, 6) @ Xtree).reshape(3, 36)
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,8 +157,9 @@ class Prismatic(_Joint):
         object.__setattr__(self, "_S", _frozen(np.concatenate([np.zeros(3), a])[:, None]))
 
     def XJ(self, q):
-        a = self.axis if isinstance(q[0], float) else _exact(self.axis)[0]
-        return plux(np.eye(3, dtype=a.dtype), a * q[0])
+        q = np.asarray(q)
+        a = self.axis if self._numeric(q) else _exact(self.axis)[0]
+        return plux(np.eye(3, dtype=a.dtype), q[..., :1] * a)
 
     def random_q(self, rng):
         return rng.uniform(-0.5, 0.5, 1)
@@ -149,7 +174,7 @@ class Spherical(_Joint):
     _S = _frozen(np.vstack([np.eye(3), np.zeros((3, 3))]))
 
     def XJ(self, q):
-        return plux(quat_to_rot(q).T)
+        return plux(quat_to_rot(q).mT)
 
     def check_q(self, q, what="q"):
         _check_unit_quat(q, what)
@@ -164,7 +189,7 @@ class Spherical(_Joint):
     def integrate(self, q, v):
         # body-frame angular velocity: R(t+1) = R exp(ω×), i.e. quat ⊗ exp(ω)
         quat = quat_mul(q, quat_exp(v))
-        return quat / np.linalg.norm(quat)
+        return quat / np.linalg.norm(quat, axis=-1, keepdims=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,27 +215,29 @@ class SphericalZYX(_Joint):
     nv = 3
 
     def XJ(self, q):
-        qz, qy, qx = q
-        return plux((rotz(qz) @ roty(qy) @ rotx(qx)).T)
+        qz, qy, qx = _scalars(q)
+        return plux((rotz(qz) @ roty(qy) @ rotx(qx)).mT)
 
     def S(self, q):
-        (cy, sy), (cx, sx) = cos_sin(q[1]), cos_sin(q[2])
-        return np.array([[-sy, 0, 1],                                    # (ZYX-1)
-                         [cy * sx, cx, 0],
-                         [cy * cx, -sx, 0],
-                         [0, 0, 0], [0, 0, 0], [0, 0, 0]],
-                        dtype=object if np.asarray(q).dtype == object else float)
+        _, qy, qx = _scalars(q)
+        (cy, sy), (cx, sx) = cos_sin(qy), cos_sin(qx)
+        return _assemble([[-sy, 0, 1],                                   # (ZYX-1)
+                          [cy * sx, cx, 0],
+                          [cy * cx, -sx, 0],
+                          [0, 0, 0], [0, 0, 0], [0, 0, 0]],
+                         sy, float if self._numeric(q) else object)
 
     def cJ(self, q, qd):
         # c_J = Ṡ q̇ = Σ_k (∂S/∂q_k q̇_k) q̇, the derivative taken in successor coordinates:
         # only columns z and y depend on q (on q_y and q_x).
-        (cy, sy), (cx, sx) = cos_sin(q[1]), cos_sin(q[2])
-        dz, dy, dx = qd
-        return np.array([-cy * dy * dz,                                   # (ZYX-2)
-                         (-sy * sx * dy + cy * cx * dx) * dz - sx * dx * dy,
-                         (-sy * cx * dy - cy * sx * dx) * dz - cx * dx * dy,
-                         0, 0, 0],
-                        dtype=object if np.asarray(q).dtype == object else float)
+        _, qy, qx = _scalars(q)
+        (cy, sy), (cx, sx) = cos_sin(qy), cos_sin(qx)
+        dz, dy, dx = _scalars(qd)
+        return _assemble([-cy * dy * dz,                                  # (ZYX-2)
+                          (-sy * sx * dy + cy * cx * dx) * dz - sx * dx * dy,
+                          (-sy * cx * dy - cy * sx * dx) * dz - cx * dx * dy,
+                          0, 0, 0],
+                         cy * dy, float if self._numeric(q) else object)
 
     def gram_det(self, q):
         """det(SᵀS) = cos² q_y: zero at gimbal lock, q_y = ±π/2, where the joint's
@@ -245,10 +272,10 @@ class Free(_Joint):
     _S = _frozen(np.eye(6))
 
     def XJ(self, q):
-        return plux(quat_to_rot(q[3:]).T, q[:3])
+        return plux(quat_to_rot(q[..., 3:]).mT, q[..., :3])
 
     def check_q(self, q, what="q"):
-        _check_unit_quat(q[3:], what + " (free joint quaternion)")
+        _check_unit_quat(q[..., 3:], what + " (free joint quaternion)")
 
     def random_q(self, rng):
         quat = rng.normal(size=4)
@@ -260,17 +287,21 @@ class Free(_Joint):
     def integrate(self, q, v):
         # Exact motion at constant body twist (w, u): T(t+1) = T · exp([w; u]),
         # with exp's translation V(w) u, V = 1 + (1−cos θ)/θ² w× + (θ−sin θ)/θ³ (w×)².
-        w, u = np.asarray(v[:3], dtype=float), np.asarray(v[3:], dtype=float)
-        th = np.linalg.norm(w)
+        # (A batch of states: th, b, c are arrays over the batch, [..., None, None] puts
+        # each state's scalar on its own 3x3 matrix.)
+        v = np.asarray(v, dtype=float)
+        w, u = v[..., :3], v[..., 3:]
+        th = np.linalg.norm(w, axis=-1)
         W = skew(w)
-        if th < 1e-6:
-            b, c = 0.5 - th**2 / 24.0, 1.0 / 6.0 - th**2 / 120.0
-        else:
-            b, c = (1 - np.cos(th)) / th**2, (th - np.sin(th)) / th**3
-        V = np.eye(3) + b * W + c * (W @ W)
-        R = quat_to_rot(q[3:])
-        quat = quat_mul(q[3:], quat_exp(w))
-        return np.concatenate([q[:3] + R @ (V @ u), quat / np.linalg.norm(quat)])
+        small = th < 1e-6
+        th_ = np.where(small, 1.0, th)                 # no division by 0 where unused
+        b = np.where(small, 0.5 - th**2 / 24.0, (1 - np.cos(th)) / th_**2)
+        c = np.where(small, 1.0 / 6.0 - th**2 / 120.0, (th - np.sin(th)) / th_**3)
+        V = np.eye(3) + b[..., None, None] * W + c[..., None, None] * (W @ W)
+        R = quat_to_rot(q[..., 3:])
+        quat = quat_mul(q[..., 3:], quat_exp(w))
+        return np.concatenate([q[..., :3] + mv(R, mv(V, u)),
+                               quat / np.linalg.norm(quat, axis=-1, keepdims=True)], axis=-1)
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,12 +8,17 @@ Every function that can answer in either frame (``jacobian``, ``point_jacobian``
 ``point_velocity``, ``jdot_qdot``) takes ``frame`` as a required keyword, with no
 default: a product such as ``point_jacobian(..., frame=f) @ qdd + jdot_qdot(..., frame=f)``
 is a point acceleration only when both use the same frame, so every call says which.
+
+``forward_kinematics``, ``body_velocities`` and ``body_accelerations`` also take a batch
+of states, q (..., nq), qd and qdd (..., nv): each body's transform is then (..., 6, 6)
+and its velocity (..., 6), the same lines computing every state at once (see
+``spatial.mv``).
 """
 
 import numpy as np
 
-from .model import check_state
-from .spatial import cross3, cross_motion, inv_X, plux_parts, skew
+from .model import batch_shape, check_state
+from .spatial import cross3, cross_motion, inv_X, mm, mv, plux_parts, skew
 
 __all__ = ["joint_transforms", "base_transforms", "forward_kinematics", "body_pose",
            "body_velocities", "body_accelerations", "jacobian", "point_jacobian", "jdot_qdot",
@@ -23,10 +28,28 @@ _FRAMES = ("local", "world")
 
 
 def joint_transforms(model, q):
-    """``Xup[i] = XJ(q_i) Xtree[i]``: parent-to-body transforms (Xup[0] is None)."""
-    Xup = [None] * (model.N + 1)
+    """``Xup[i] = XJ(q_i) Xtree[i]``: parent-to-body transforms (Xup[0] is None).
+
+    Speed trick: the N products do not depend on each other, and for a revolute joint
+    XJ(q) Xtree = B0 Xtree + sin q · B1 Xtree + cos q · B2 Xtree with constant terms
+    (``Revolute.XJ_terms``, kept in ``model.revolute_terms``). So all revolute joints,
+    for all states of a batch, are evaluated by one product of the weights (1, sin q,
+    cos q) with those terms, instead of one small product per joint."""
+    q, Xup = np.asarray(q), [None] * (model.N + 1)
+    bodies, at, terms = model.revolute_terms
+    done = set()
+    if bodies and q.dtype != object:
+        angle = q[..., at]                                     # (...batch, joint)
+        w = np.array([np.ones(angle.shape), np.sin(angle), np.cos(angle)])
+        w = w.reshape(3, -1, len(bodies)).transpose(2, 1, 0)   # (joint, state, weight)
+        X = w @ terms                                          # (joint, state, 36)
+        batch = q.shape[:-1]
+        for k, i in enumerate(bodies):
+            Xup[i] = X[k].reshape(batch + (6, 6))
+        done = set(bodies)
     for i in range(1, model.N + 1):
-        Xup[i] = model.joints[i].XJ(q[model.q_slices[i]]) @ model.Xtree[i]
+        if i not in done:
+            Xup[i] = mm(model.joints[i].XJ(q[..., model.q_slices[i]]), model.Xtree[i])
     return Xup
 
 
@@ -34,20 +57,28 @@ def base_transforms(model, Xup):
     """``X0[i] = ⁱX₀`` from the parent-to-body transforms ``Xup`` (X0[0] = 1)."""
     X0 = [np.eye(6)] + [None] * model.N
     for i in range(1, model.N + 1):
-        X0[i] = Xup[i] @ X0[model.parent[i]]     # ⁱX₀ = ⁱX_λ(i) · λ(i)X₀
+        X0[i] = mm(Xup[i], X0[model.parent[i]])  # ⁱX₀ = ⁱX_λ(i) · λ(i)X₀
     return X0
 
 
 def forward_kinematics(model, q):
     """``X0[i] = ⁱX₀``: the transform from base to body-i coordinates (X0[0] = 1)."""
-    (q,) = check_state(model, q=q)
-    return base_transforms(model, joint_transforms(model, q))
+    (q,) = check_state(model, batch=True, q=q)
+    return _every_state(base_transforms(model, joint_transforms(model, q)), (6, 6), q)
+
+
+def _every_state(per_body, core, *state):
+    """Each body's entry (of shape ``core``) broadcast over the batch of ``state``, as a
+    read-only view: inside the algorithms, a body whose quantity does not depend on the
+    state (the base, a body welded to it) keeps one entry that holds for every state."""
+    batch = batch_shape(*state)
+    return [np.broadcast_to(x, batch + core) for x in per_body] if batch else per_body
 
 
 def body_pose(X0_i):
     """``(R, p)``: body orientation and origin in the base frame, from ``ⁱX₀``."""
     E, r = plux_parts(X0_i)
-    return E.T, r
+    return E.mT, r
 
 
 def _velocities(model, q, qd, qdd=None):
@@ -57,26 +88,26 @@ def _velocities(model, q, qd, qdd=None):
     a = [np.zeros(6)] + [None] * model.N
     for i in range(1, model.N + 1):
         j, p = model.joints[i], model.parent[i]
-        qi, qdi = q[model.q_slices[i]], qd[model.v_slices[i]]
+        qi, qdi = q[..., model.q_slices[i]], qd[..., model.v_slices[i]]
         S = j.S(qi)
-        vJ = S @ qdi
-        v[i] = Xup[i] @ v[p] + vJ
+        vJ = mv(S, qdi)
+        v[i] = mv(Xup[i], v[p]) + vJ
         if qdd is not None:
-            a[i] = (Xup[i] @ a[p] + S @ qdd[model.v_slices[i]] + j.cJ(qi, qdi)
+            a[i] = (mv(Xup[i], a[p]) + mv(S, qdd[..., model.v_slices[i]]) + j.cJ(qi, qdi)
                     + cross_motion(v[i], vJ))
     return Xup, v, a
 
 
 def body_velocities(model, q, qd):
     """Spatial velocity of every body in its own coordinates (v[0] = 0)."""
-    q, qd = check_state(model, q=q, qd=qd)
-    return _velocities(model, q, qd)[1]
+    q, qd = check_state(model, batch=True, q=q, qd=qd)
+    return _every_state(_velocities(model, q, qd)[1], (6,), q, qd)
 
 
 def body_accelerations(model, q, qd, qdd):
     """Spatial acceleration of every body in its own coordinates, gravity excluded."""
-    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
-    return _velocities(model, q, qd, qdd)[2]
+    q, qd, qdd = check_state(model, batch=True, q=q, qd=qd, qdd=qdd)
+    return _every_state(_velocities(model, q, qd, qdd)[2], (6,), q, qd, qdd)
 
 
 def _check_body(model, i):
@@ -133,6 +164,7 @@ def point_velocity(model, q, qd, i, p, *, frame):
     """Velocity of the point ``p`` (body-i coordinates) of body i."""
     p = _point_in(model, p)
     _check_frame(frame)
+    q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
     v = body_velocities(model, q, qd)[i]
     vp = v[3:] + cross3(v[:3], p)
     if frame == "local":

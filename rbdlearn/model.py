@@ -20,7 +20,7 @@ import numpy as np
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX, _frozen
 from .spatial import exp_so3, mcI, plux, plux_parts
 
-__all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state",
+__all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state", "batch_shape",
            "neutral_q", "random_q", "integrate_q", "without_gravity",
            "planar_chain", "random_tree", "floating_base", "GRAVITY"]
 
@@ -191,6 +191,14 @@ class Model:
         put("N", N)
         put("nq", nq)
         put("nv", nv)
+        # the numeric revolute joints, their angles' places in q and the terms of
+        # XJ(q) Xtree, for kinematics.joint_transforms, which evaluates them all at once
+        rev = [i for i in range(1, N + 1) if isinstance(self.joints[i], Revolute)
+               and _numeric(Xtree[i])]
+        terms = [self.joints[i].XJ_terms(Xtree[i]) for i in rev]
+        put("revolute_terms", (_FrozenList(rev), _frozen(np.array([q_index[i] for i in rev],
+                                                                  dtype=int)),
+                               _frozen(np.array(terms).reshape(len(rev), 3, 36))))
         # bodies whose joint configuration is constrained (a unit quaternion: nq > nv)
         put("manifold_bodies", _FrozenList(i for i in range(1, N + 1)
                                            if self.joints[i].nq != self.joints[i].nv))
@@ -264,29 +272,55 @@ def _real_array(x, name):
     return a.astype(float)
 
 
-def check_state(model, **vectors):
+def check_state(model, batch=False, **vectors):
     """Check and convert q / qd / qdd / tau style vectors of ``model``.
 
     Each keyword names a vector; the name decides its expected length (``q`` → nq,
     anything else → nv). Returns the arrays in the order given. Numeric vectors
     become float arrays; lists of sympy expressions become object arrays.
+
+    ``batch=True`` (for the functions that take a batch of states) also accepts
+    arrays of shape (..., nq) or (..., nv), numeric, whose leading axes must
+    broadcast together; a single vector is returned unchanged.
     """
-    out = []
+    out, shapes = [], {}
     for name, x in vectors.items():
         n = model.nq if name == "q" else model.nv
         a = _real_array(x, name)
+        what = "nq" if name == "q" else "nv"
         if a.shape != (n,):
-            what = "nq" if name == "q" else "nv"
-            raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({what},)")
-        if a.dtype != object and not np.all(np.isfinite(a)):
-            bad = int(np.flatnonzero(~np.isfinite(a))[0])
-            raise ValueError(f"{name}[{bad}] is {a[bad]}")
+            if not batch or a.ndim < 2 or a.shape[-1] != n:
+                also = f", or (..., {n}) for a batch of states" if batch else ""
+                raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = "
+                                 f"({what},){also}")
+            if a.dtype == object:
+                raise ValueError(f"{name}: a batch of states (shape {a.shape}) must be "
+                                 f"numeric; pass symbolic states one at a time")
+            shapes[name] = a.shape
+        if a.dtype != object and not np.isfinite(a).all():
+            bad = tuple(int(k) for k in np.argwhere(~np.isfinite(a))[0])
+            raise ValueError(f"{name}[{', '.join(map(str, bad))}] is {a[bad]}")
         if name == "q":
             for i in model.manifold_bodies:
-                model.joints[i].check_q(a[model.q_slices[i]],
+                model.joints[i].check_q(a[..., model.q_slices[i]],
                                         f"q of joint '{model.names[i]}'")
         out.append(a)
+    if len(shapes) > 1:
+        try:
+            np.broadcast_shapes(*(shape[:-1] for shape in shapes.values()))
+        except ValueError:
+            got = ", ".join(f"{k} has shape {v}" for k, v in shapes.items())
+            raise ValueError(f"the batch axes (all but the last) of the states do not "
+                             f"broadcast together: {got}") from None
     return out
+
+
+def batch_shape(*arrays):
+    """The common batch shape of state vectors (..., n) (after ``check_state``): () for
+    single vectors."""
+    if all(np.ndim(a) == 1 for a in arrays):
+        return ()                       # the common case, one state, answered quickly
+    return np.broadcast_shapes(*(np.shape(a)[:-1] for a in arrays))
 
 
 def _body_index(model, key, what):
@@ -305,7 +339,7 @@ def _body_index(model, key, what):
     return int(key)
 
 
-def check_forces(model, f_ext):
+def check_forces(model, f_ext, batch=False):
     """``f_ext`` as a list of N+1 spatial forces (body coordinates; entry 0 ignored), from
     such a list or from a dict {body: force}, a body given by index or by name."""
     if f_ext is None:
@@ -321,9 +355,11 @@ def check_forces(model, f_ext):
     out = [np.zeros(6)]
     for i in range(1, model.N + 1):
         fi = _real_array(f_ext[i], f"f_ext[{i}]") if f_ext[i] is not None else np.zeros(6)
-        if fi.shape != (6,):
-            raise ValueError(f"f_ext[{i}] has shape {fi.shape}, expected a spatial force (6,)")
-        if fi.dtype != object and not np.all(np.isfinite(fi)):
+        if fi.shape != (6,) and not (batch and fi.ndim > 1 and fi.shape[-1] == 6):
+            also = ", or (..., 6) for a batch of states" if batch else ""
+            raise ValueError(f"f_ext[{i}] has shape {fi.shape}, expected a spatial force "
+                             f"(6,){also}")
+        if fi.dtype != object and not np.isfinite(fi).all():
             raise ValueError(f"f_ext[{i}] contains NaN or inf")
         out.append(fi)
     return out
@@ -352,11 +388,14 @@ def random_q(model, rng):
 
 
 def integrate_q(model, q, v):
-    """``q ⊕ v``: the configuration reached by moving with velocity ``v`` for unit time."""
-    q, v = check_state(model, q=q, v=v)
-    parts = [model.joints[i].integrate(q[model.q_slices[i]], v[model.v_slices[i]])
+    """``q ⊕ v``: the configuration reached by moving with velocity ``v`` for unit time
+    (for one state or a batch: q (..., nq), v (..., nv))."""
+    q, v = check_state(model, batch=True, q=q, v=v)
+    shape = batch_shape(q, v)
+    q, v = np.broadcast_to(q, shape + q.shape[-1:]), np.broadcast_to(v, shape + v.shape[-1:])
+    parts = [model.joints[i].integrate(q[..., model.q_slices[i]], v[..., model.v_slices[i]])
              for i in range(1, model.N + 1)]
-    return np.concatenate(parts) if parts else np.zeros(0)
+    return np.concatenate(parts, axis=-1) if parts else np.zeros(shape + (0,))
 
 
 def _per_body(value, n, what):

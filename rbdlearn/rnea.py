@@ -7,13 +7,17 @@ Outward pass (body velocities and accelerations, seed 001 "inverse dynamics"):
 Inward pass (joint forces):
     τ_i = S_iᵀ f_i,      f_λ += ⁱX_λᵀ f_i                        (RNEA-4)
 Gravity enters as a fictitious acceleration of the base, a_0 = −g.
+
+A batch of states, q (..., nq) and qd, qdd (..., nv), runs through the same lines: each
+body's quantities then hold one entry per state, (..., 6), and ``mv(X, v)`` = X v,
+``mtv(X, f)`` = Xᵀ f multiply matrix and vector state by state (see ``spatial``).
 """
 
 import numpy as np
 
 from .kinematics import joint_transforms
-from .model import check_forces, check_state
-from .spatial import cross_force, cross_motion, mm_flops
+from .model import batch_shape, check_forces, check_state
+from .spatial import cross_force, cross_motion, mm_flops, mtv, mv
 
 __all__ = ["rnea", "rnea_flops"]
 
@@ -24,6 +28,8 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     ``f_ext``: optional external spatial forces, a list of N + 1 6-vectors (or a
     dict {body: force}, a body by index or by name), each acting on body i and
     expressed in body i's coordinates. Works on floats and on object arrays of sympy expressions.
+    A batch of states, ``q`` (..., nq), ``qd`` and ``qdd`` (..., nv) broadcast together,
+    gives τ of shape (..., nv) (and forces (..., 6)).
     With ``return_forces=True`` also returns the list ``f`` of the whole spatial
     forces that the joints transmit (``f[i]``: from body λ(i) to body i, in body
     i's coordinates; ``τ_i = S_iᵀ f[i]`` is its part along the joint's freedoms).
@@ -32,8 +38,8 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     any inward order that reaches it after its children give the same τ (Chapter 5 walks
     the parent/child/brother pointers, ``closed_chains.rnea_pointers``).
     """
-    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
-    f_ext = check_forces(model, f_ext)
+    q, qd, qdd = check_state(model, batch=True, q=q, qd=qd, qdd=qdd)
+    f_ext = check_forces(model, f_ext, batch=True)
     N, parent = model.N, model.parent
     outward, inward = _passes(model, order)
     Xup = joint_transforms(model, q)
@@ -43,21 +49,24 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     S = [None] * (N + 1)
     for i in outward:
         j, p = model.joints[i], parent[i]
-        qi, qdi = q[model.q_slices[i]], qd[model.v_slices[i]]
+        qi, qdi = q[..., model.q_slices[i]], qd[..., model.v_slices[i]]
         S[i] = j.S(qi)
-        vJ = S[i] @ qdi
-        v[i] = Xup[i] @ v[p] + vJ                                          # (RNEA-1)
-        a[i] = (Xup[i] @ a[p] + S[i] @ qdd[model.v_slices[i]] + j.cJ(qi, qdi)
+        vJ = mv(S[i], qdi)
+        v[i] = mv(Xup[i], v[p]) + vJ                                       # (RNEA-1)
+        a[i] = (mv(Xup[i], a[p]) + mv(S[i], qdd[..., model.v_slices[i]]) + j.cJ(qi, qdi)
                 + cross_motion(v[i], vJ))                                  # (RNEA-2)
-        f[i] = model.I[i] @ a[i] + cross_force(v[i], model.I[i] @ v[i])   # (RNEA-3)
+        f[i] = mv(model.I[i], a[i]) + cross_force(v[i], mv(model.I[i], v[i]))   # (RNEA-3)
         if f_ext is not None:
             f[i] = f[i] - f_ext[i]
     tau = [None] * (N + 1)
     for i in inward:
-        tau[i] = S[i].T @ f[i]                                             # (RNEA-4)
+        tau[i] = mtv(S[i], f[i])                                           # (RNEA-4)
         if parent[i] > 0:
-            f[parent[i]] = f[parent[i]] + Xup[i].T @ f[i]
-    tau = np.concatenate(tau[1:]) if N else np.zeros(0)
+            f[parent[i]] = f[parent[i]] + mtv(Xup[i], f[i])
+    batch = batch_shape(q, qd, qdd)
+    if batch:                        # in a batch, a τ_i that is the same for all is spread
+        tau[1:] = [np.broadcast_to(t, batch + t.shape[-1:]) for t in tau[1:]]
+    tau = np.concatenate(tau[1:], axis=-1) if N else np.zeros(batch + (0,))
     return (tau, f) if return_forces else tau
 
 
