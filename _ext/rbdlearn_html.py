@@ -61,10 +61,16 @@ STACKED_TABLES = """\
       table.querySelectorAll("tbody tr").forEach(function (row) {
         Array.prototype.forEach.call(row.cells, function (cell, k) {
           if (!titles[k] || cell.querySelector(":scope > .rbd-label")) return;
+          // the card's two flex items: the column's title, and the cell's content in one
+          // box (several code spans and formulas side by side would each be an item)
+          var value = document.createElement("div");
+          value.className = "rbd-value";
+          while (cell.firstChild) value.appendChild(cell.firstChild);
           var label = document.createElement("span");
           label.className = "rbd-label";
           titles[k].childNodes.forEach(function (n) { label.appendChild(n.cloneNode(true)); });
-          cell.insertBefore(label, cell.firstChild);
+          cell.appendChild(label);
+          cell.appendChild(value);
         });
       });
       table.classList.add("rbd-stacked");
@@ -77,7 +83,14 @@ STACKED_TABLES = """\
     Promise.all([mj && mj.startup && mj.startup.promise ? mj.startup.promise : null,
                  document.fonts ? document.fonts.ready : null]).then(stack);
   }
-  window.addEventListener("load", whenTypeset);
+  function watch() {
+    // a table can still widen after that (MathJax loads font pieces on demand): check
+    // again whenever one changes size
+    if (!window.ResizeObserver) return;
+    var observer = new ResizeObserver(stack);
+    document.querySelectorAll("article table").forEach(function (t) { observer.observe(t); });
+  }
+  window.addEventListener("load", function () { whenTypeset(); watch(); });
   window.addEventListener("resize", whenTypeset);
 })();"""
 
