@@ -533,14 +533,20 @@ def inter_body_inertia(model, q, i, j, T_Theta=None):
         if not (isinstance(b, (int, np.integer)) and 1 <= b <= model.N):
             raise ValueError(f"body index must be an integer in 1..{model.N}, got {b!r}")
     T, Theta = theta_recursion(model, q) if T_Theta is None else T_Theta
-    up_i, up_j = model.ancestors(i), model.ancestors(j)
-    p = next((k for k in up_i if k in up_j), 0)          # nearest common ancestor
+    below_i, below_j, p = _paths_to_common(model.ancestors(i), model.ancestors(j))
     right, left = np.eye(6), np.eye(6)
-    for k in (up_i[:up_i.index(p)] if p else up_i):      # from i up to p (p excluded)
+    for k in below_i:                                     # from i up to p (p excluded)
         right = T[k].T @ right                            # δẐ_λ(k) = T_kᵀ δẐ_k
-    for k in (up_j[:up_j.index(p)] if p else up_j):      # from j up to p (p excluded)
+    for k in below_j:                                     # from j up to p (p excluded)
         left = left @ T[k]                                # δA_k = T_k δA_λ(k)
     return -left @ Theta[p] @ right                       # δẐ_i = −δf
+
+
+def _paths_to_common(up_i, up_j):
+    """``(below_i, below_j, p)``: the paths ``up_i``, ``up_j`` (a body, its parent, …,
+    the base excluded) cut at the nearest common ancestor p (0: the base), p excluded."""
+    p = next((k for k in up_i if k in up_j), 0)
+    return ((up_i[:up_i.index(p)] if p else up_i), (up_j[:up_j.index(p)] if p else up_j), p)
 
 
 # Seed 000 §2.8 closes with "with gears it is basically the same". On the geared tree a
@@ -612,10 +618,7 @@ def inter_body_inertia_geared(model, q, gears, i, j, theta=None):
             out.append(b)
             b = th.parent[b]
         return out
-    up_i, up_j = path(i), path(j)
-    p = next((k for k in up_i if k in up_j), 0)       # nearest common reduced ancestor
-    below_i = up_i[:up_i.index(p)] if p else up_i     # i … c (c: p's child on the path)
-    below_j = up_j[:up_j.index(p)] if p else up_j
+    below_i, below_j, p = _paths_to_common(path(i), path(j))   # i … c (c: p's child)
     right, left = np.eye(6), np.eye(6)
     for k in below_i[:-1]:
         right = th.T[k].T @ right                     # δẐ_λ'(k) = T_kᵀ δẐ_k

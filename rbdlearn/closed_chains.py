@@ -42,7 +42,8 @@ from .rnea import rnea
 from .spatial import (cross_motion, inv_X, log_so3, mcI, plux, plux_parts, quat_to_rot,
                       rot_to_quat, rotx)
 
-__all__ = ["outward", "inward", "rnea_pointers", "SingularClosure", "LoopNotClosed", "Loop", "Mechanism", "add_loop", "four_bar",
+__all__ = ["outward", "inward", "rnea_pointers", "SingularClosure", "LoopNotClosed", "Loop",
+           "Mechanism", "add_loop", "four_bar",
            "loop_residual", "loop_jacobian", "loop_jdot_qdot", "Split", "choose_split",
            "Reduction", "reduction", "assemble", "generalized_forces", "actuator_forces",
            "inverse_dynamics", "forward_dynamics", "forward_dynamics_kkt", "simulate",
@@ -751,12 +752,6 @@ class HumanFigure:
     mass: float
 
 
-def _segment_inertia(m, L, com, gyration):
-    """A limb segment along −z from its proximal joint: COM at ``com`` L, transverse
-    radius of gyration ``gyration`` L, axial radius of gyration 0.1 L (chosen)."""
-    return segment_inertia(m, [0.0, 0.0, -L], com, gyration)
-
-
 def human_figure(height=1.75, mass=70.0, spherical=True, gravity=GRAVITY):
     """The human figure of §5.1: a floating torso (free joint) and four limbs of 4 DOF
     each — shoulder and hip a ball joint (``Spherical``; or, with ``spherical=False``,
@@ -801,17 +796,17 @@ def human_figure(height=1.75, mass=70.0, spherical=True, gravity=GRAVITY):
             m2, L2, c2, k2 = _LIMBS[lower]
             X, p = plux(np.eye(3), root), 1
             if spherical:
-                p = add(p, Spherical(), X, _segment_inertia(m1 * M, L1 * H, c1, k1),
+                p = add(p, Spherical(), X, segment_inertia(m1 * M, [0.0, 0.0, -L1 * H], c1, k1),
                         f"{s}_{joint}", f"{s}_{upper}")
             else:
                 for axis in "zy":
                     p = add(p, Revolute(np.eye(3)["xyz".index(axis)]), X, np.zeros((6, 6)),
                             f"{s}_{joint}_{axis}", f"{s}_{joint}_{axis}_link")
                     X = np.eye(6)
-                p = add(p, Revolute(x_axis), X, _segment_inertia(m1 * M, L1 * H, c1, k1),
+                p = add(p, Revolute(x_axis), X, segment_inertia(m1 * M, [0.0, 0.0, -L1 * H], c1, k1),
                         f"{s}_{joint}_x", f"{s}_{upper}")
             end = add(p, Revolute(x_axis), plux(np.eye(3), [0, 0, -L1 * H]),
-                      _segment_inertia(m2 * M, L2 * H, c2, k2),
+                      segment_inertia(m2 * M, [0.0, 0.0, -L2 * H], c2, k2),
                       f"{s}_{'elbow' if limb == 'arm' else 'knee'}", f"{s}_{lower}")
             limbs[f"{s}_{limb}"] = (p, end)
             if limb == "arm":
