@@ -21,59 +21,51 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kinematics import (base_transforms, body_pose, forward_kinematics, jacobian,
-                         joint_transforms, point_jacobian)
+                         joint_transforms, motion_subspaces, point_jacobian,
+                         stacked_inertias)
 from .model import check_state, without_gravity
 from .rnea import rnea, rnea_flops
-from .spatial import inertia_params, inv_X, mm, mm_flops
+from .spatial import force_X, inertia_params, inv_X, mm, mm_flops, mv
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
            "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
 
 
-def _velocity_bodies(model):
-    """The body each joint velocity belongs to (an int array of length nv)."""
-    return np.array([i for i in range(1, model.N + 1) for _ in range(model.joints[i].nv)],
-                    dtype=int)
-
-
 def support_mask(model):
     """M[k, l] = True when joint-velocity k belongs to a joint on the path from the joint
-    of velocity l to the root (its own joint included): where H_kl comes from (CRB-2)."""
-    on_path = np.zeros((model.N + 1, model.N + 1), dtype=bool)   # on_path[i, j]: j on i's path
-    for i in range(1, model.N + 1):
-        on_path[i] = on_path[model.parent[i]]
-        on_path[i, i] = True
-    body = _velocity_bodies(model)
-    return on_path[np.ix_(body, body)].T
+    of velocity l to the root (its own joint included): where H_kl comes from (CRB-2).
+    Built with the model (``model.support``): for each body, its parent's path plus itself."""
+    return model.support
 
 
 def crba(model, q):
     """The joint-space inertia matrix H(q) (nv x nv, symmetric positive definite); for a
     batch of configurations q (..., nq), one per state, (..., nv, nv)."""
     (q,) = check_state(model, batch=True, q=q)
-    N, parent = model.N, model.parent
-    Xup = joint_transforms(model, q)                                   # ⁱX_λ(i)
-    X0 = base_transforms(model, Xup)                                   # ⁱX₀
-    IC = [np.zeros((6, 6))] + [model.I[i].copy() for i in range(1, N + 1)]
-    for i in range(N, 0, -1):
-        if parent[i] > 0:
-            IC[parent[i]] = IC[parent[i]] + mm(Xup[i].mT, IC[i], Xup[i])  # (CRB-1)
-    # (CRB-2) for every pair of joints at once: the columns of ⁰S_j and ⁰F_i, body by
-    # body, side by side in two 6 x nv arrays (per state, for a batch).
-    S0, F0 = [np.zeros((6, 0))], [np.zeros((6, 0))]
-    for i in range(1, N + 1):
-        S = model.joints[i].S(q[..., model.q_slices[i]])
-        S0.append(mm(inv_X(X0[i]), S))                    # ⁰S_i = (ⁱX₀)⁻¹ S_i
-        F0.append(mm(X0[i].mT, mm(IC[i], S)))             # ⁰F_i = ⁱX₀ᵀ (IC_i S_i)
     batch = q.shape[:-1]
-    if batch:                   # in a batch, a column that is the same for all is spread
-        S0, F0 = ([np.broadcast_to(x, batch + x.shape[-2:]) for x in cols] for cols in (S0, F0))
-    S0, F0 = np.concatenate(S0, axis=-1), np.concatenate(F0, axis=-1)
-    M = mm(S0.mT, F0)                            # ⁰S_jᵀ ⁰F_i for every pair of velocities
+    X0 = base_transforms(model, joint_transforms(model, q))            # ⁱX₀
+    B = inv_X(X0)                                                      # ⁰X_i = (ⁱX₀)⁻¹
+    # (CRB-1) in base coordinates: each body's inertia moved to the base once,
+    # ⁰I_i = ⁱX₀ᵀ I_i ⁱX₀ (ⁱX₀ᵀ is force_X(⁰X_i)), then the composites are plain sums
+    IC = mm(force_X(B), stacked_inertias(model, batch), X0)
+    for i in range(model.N, 0, -1):
+        if model.parent[i] > 0:
+            IC[model.parent[i]] += IC[i]                               # (CRB-1)
+    # (CRB-2) for every pair of joints at once: one column ⁰S_k of ⁰S_i = ⁰X_i S_i and
+    # one ⁰F_k of ⁰F_i = ⁰I^C_i ⁰S_i per velocity k, body = model.velocity_body[k]
+    S = motion_subspaces(model, q)
+    body = model.velocity_body
+    cols = np.moveaxis(S, -1, 0) if S.ndim > 2 else S.T.reshape(
+        (model.nv,) + (1,) * len(batch) + (6,))                        # S's columns
+    S0 = mv(B[body], cols)                                             # (nv, ..., 6)
+    F0 = mv(IC[body], S0)
+    if batch:                                                          # (..., nv, 6)
+        S0, F0 = np.moveaxis(S0, 0, -2), np.moveaxis(F0, 0, -2)
+    M = mm(S0, F0.mT)                                      # ⁰S_jᵀ ⁰F_i for every pair
     # (CRB-2) where j is on i's path, which is above the diagonal (a parent's velocities
     # come first); below it by symmetry, H_ij = H_jiᵀ (a joint's own block too, so that
     # H is symmetric to the last bit)
-    upper = np.triu(support_mask(model))
+    upper = np.triu(model.support)
     return np.where(upper, M, np.where(upper.T, M.mT, 0.0))
 
 
@@ -94,7 +86,7 @@ def _singular_H(model, H):
     leading block of H is not positive definite, and its joint."""
     k = next((k for k in range(model.nv) if np.linalg.eigvalsh(H[:k + 1, :k + 1])[0] <= 0),
              model.nv - 1)
-    i = _velocity_bodies(model)[k]
+    i = model.velocity_body[k]
     return ValueError(f"H is not positive definite: at v[{k}], a coordinate of joint "
                       f"'{model.names[i]}' (body {i}), it adds no inertia to the coordinates "
                       f"before it — the joint moves only massless bodies, or moves them as "

@@ -84,6 +84,7 @@ def _exact(*arrays):
 
 class _Joint:
     """Shared behaviour: a constant motion subspace and a zero velocity-product term."""
+    S_depends_on_q = False
 
     def S(self, q):
         if np.asarray(q).dtype == object:
@@ -213,6 +214,7 @@ class SphericalZYX(_Joint):
     """
     nq = 3
     nv = 3
+    S_depends_on_q = True
 
     def XJ(self, q):
         qz, qy, qx = _scalars(q)

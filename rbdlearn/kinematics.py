@@ -28,51 +28,129 @@ _FRAMES = ("local", "world")
 
 
 def joint_transforms(model, q):
-    """``Xup[i] = XJ(q_i) Xtree[i]``: parent-to-body transforms (Xup[0] is None).
+    """``Xup[i] = XJ(q_i) Xtree[i]``: the parent-to-body transforms, stacked (N+1, ..., 6, 6)
+    (Xup[0] = 1).
 
     Speed trick: the N products do not depend on each other, and for a revolute joint
     XJ(q) Xtree = B0 Xtree + sin q · B1 Xtree + cos q · B2 Xtree with constant terms
     (``Revolute.XJ_terms``, kept in ``model.revolute_terms``). So all revolute joints,
     for all states of a batch, are evaluated by one product of the weights (1, sin q,
     cos q) with those terms, instead of one small product per joint."""
-    q, Xup = np.asarray(q), [None] * (model.N + 1)
-    bodies, at, terms = model.revolute_terms
-    done = set()
-    if bodies and q.dtype != object:
-        angle = q[..., at]                                     # (...batch, joint)
-        w = np.array([np.ones(angle.shape), np.sin(angle), np.cos(angle)])
-        w = w.reshape(3, -1, len(bodies)).transpose(2, 1, 0)   # (joint, state, weight)
-        X = w @ terms                                          # (joint, state, 36)
-        batch = q.shape[:-1]
-        for k, i in enumerate(bodies):
-            Xup[i] = X[k].reshape(batch + (6, 6))
-        done = set(bodies)
-    for i in range(1, model.N + 1):
-        if i not in done:
-            Xup[i] = mm(model.joints[i].XJ(q[..., model.q_slices[i]]), model.Xtree[i])
+    q = np.asarray(q)
+    batch, numeric = q.shape[:-1], q.dtype != object
+    bodies, at, terms, others = model.revolute_terms
+    if not numeric:
+        bodies, others = bodies[:0], range(1, model.N + 1)
+    one_by_one = {i: mm(model.joints[i].XJ(q[..., model.q_slices[i]]), model.Xtree[i])
+                  for i in others}
+    dtype = object if any(X.dtype == object for X in one_by_one.values()) else float
+    Xup = np.empty((model.N + 1,) + batch + (6, 6), dtype=dtype)
+    Xup[0] = np.eye(6)
+    if len(bodies):
+        angle = q[..., at].reshape(-1, len(bodies)).T           # (joint, state)
+        w = np.empty(angle.shape + (3,))                         # (joint, state, weight)
+        w[..., 0], w[..., 1], w[..., 2] = 1.0, np.sin(angle), np.cos(angle)
+        Xup[bodies] = (w @ terms).reshape((len(bodies),) + batch + (6, 6))
+    for i, X in one_by_one.items():
+        Xup[i] = X
     return Xup
 
 
+def motion_subspaces(model, q):
+    """``S = [S_1 … S_N]``: every joint's motion subspace side by side, a 6 x nv array whose
+    columns ``v_slices[i]`` are S_i; (..., 6, nv) for a batch when some S_i depends on q.
+
+    Speed trick: when no joint's S depends on q (every joint type but ``SphericalZYX``),
+    S is a constant, built once with the model (``model.S_constant``)."""
+    q = np.asarray(q)
+    if model.S_constant is not None and q.dtype != object:
+        return model.S_constant
+    batch = q.shape[:-1]
+    blocks = [model.joints[i].S(q[..., model.q_slices[i]]) for i in range(1, model.N + 1)]
+    return np.concatenate([np.zeros(batch + (6, 0))]
+                          + [np.broadcast_to(b, batch + b.shape[-2:]) for b in blocks], axis=-1)
+
+
+def stacked(model, batch, dtype=float):
+    """A zero array (N+1, ..., 6) for one 6-vector per body (the first axis) and per state
+    of a batch of shape ``batch``."""
+    return np.zeros((model.N + 1,) + batch + (6,), dtype=dtype)
+
+
+def stacked_inertias(model, batch):
+    """The bodies' inertias I_i stacked (N+1, 1.., 6, 6), shaped to pair with every state
+    of a batch of shape ``batch`` (I_0 = 0)."""
+    return model.I_stacked.reshape((model.N + 1,) + (1,) * len(batch) + (6, 6))
+
+
+def stacked_forces(f_ext, batch):
+    """The external forces ``f_ext`` (a list of N + 1, from ``model.check_forces``) stacked
+    (N+1, ..., 6) for a batch of shape ``batch``."""
+    return np.stack([np.broadcast_to(f, batch + (6,)) for f in f_ext])
+
+
+def joint_motions(model, S, x, batch):
+    """``S_i x_i`` for every body at once, stacked (N+1, ..., 6) (the base and bodies on
+    fixed joints get 0): the joint velocities v_J = S q̇ for x = q̇, the S q̈ of the
+    accelerations for x = q̈. Column k of S is scaled by x_k, then each joint's columns
+    are summed (``reduceat``: one sum per joint)."""
+    cols = x[..., None] * S.mT                                   # (..., nv, 6)
+    if cols.ndim - 2 < len(batch):
+        cols = np.broadcast_to(cols, batch + cols.shape[-2:])
+    out = stacked(model, batch, cols.dtype)
+    bodies, starts = model.moving
+    if len(bodies):
+        sums = np.add.reduceat(cols, starts, axis=-2)           # (..., moving body, 6)
+        out[bodies] = np.moveaxis(sums, -2, 0) if batch else sums
+    return out
+
+
+def joint_forces(model, S, f):
+    """``S_iᵀ f_i`` for every joint at once: the joint-space vector (..., nv) of the body
+    forces ``f`` stacked (N+1, ..., 6) (τ in RNEA-4)."""
+    under = f[model.velocity_body]                  # (nv, ..., 6): column k's body force
+    if under.ndim > 2:
+        under = np.moveaxis(under, 0, -2)
+    return (S.mT * under).sum(axis=-1)
+
+
+def joint_biases(model, q, qd, batch):
+    """The joints' velocity-product terms c_J = Ṡ q̇, stacked (N+1, ..., 6): zero but for
+    the joints whose S depends on q (``SphericalZYX``)."""
+    c = stacked(model, batch, np.result_type(q, qd))
+    for i in model.varying_S:
+        c[i] = model.joints[i].cJ(q[..., model.q_slices[i]], qd[..., model.v_slices[i]])
+    return c
+
+
+def propagate(model, Xup, x_J, x_0, bodies=None):
+    """The outward recursion ``x_i = ⁱX_λ(i) x_λ(i) + x_J,i`` from the base's ``x_0``, body
+    by body in the order ``bodies`` (default 1..N, parents first): velocities from the
+    joint velocities (RNEA-1, ABA-1), accelerations from the joint terms (RNEA-2, ABA-6).
+    ``x_J`` is stacked (N+1, ..., 6) and so is the result."""
+    x = x_J.copy()
+    x[0] = x_0
+    parent = model.parent
+    for i in range(1, model.N + 1) if bodies is None else bodies:
+        x[i] += mv(Xup[i], x[parent[i]])
+    return x
+
+
 def base_transforms(model, Xup):
-    """``X0[i] = ⁱX₀`` from the parent-to-body transforms ``Xup`` (X0[0] = 1)."""
-    X0 = [np.eye(6)] + [None] * model.N
+    """``X0[i] = ⁱX₀`` from the parent-to-body transforms ``Xup``, stacked as they are
+    (X0[0] = 1)."""
+    X0 = np.empty_like(Xup)
+    X0[0] = np.eye(6)
     for i in range(1, model.N + 1):
         X0[i] = mm(Xup[i], X0[model.parent[i]])  # ⁱX₀ = ⁱX_λ(i) · λ(i)X₀
     return X0
 
 
 def forward_kinematics(model, q):
-    """``X0[i] = ⁱX₀``: the transform from base to body-i coordinates (X0[0] = 1)."""
+    """``X0[i] = ⁱX₀``: the transform from base to body-i coordinates, stacked
+    (N+1, ..., 6, 6) (X0[0] = 1)."""
     (q,) = check_state(model, batch=True, q=q)
-    return _every_state(base_transforms(model, joint_transforms(model, q)), (6, 6), q)
-
-
-def _every_state(per_body, core, *state):
-    """Each body's entry (of shape ``core``) broadcast over the batch of ``state``, as a
-    read-only view: inside the algorithms, a body whose quantity does not depend on the
-    state (the base, a body welded to it) keeps one entry that holds for every state."""
-    batch = batch_shape(*state)
-    return [np.broadcast_to(x, batch + core) for x in per_body] if batch else per_body
+    return base_transforms(model, joint_transforms(model, q))
 
 
 def body_pose(X0_i):
@@ -82,32 +160,31 @@ def body_pose(X0_i):
 
 
 def _velocities(model, q, qd, qdd=None):
-    """Shared forward pass: Xup, and body velocities / accelerations (no gravity)."""
-    Xup = joint_transforms(model, q)
-    v = [np.zeros(6)] + [None] * model.N
-    a = [np.zeros(6)] + [None] * model.N
-    for i in range(1, model.N + 1):
-        j, p = model.joints[i], model.parent[i]
-        qi, qdi = q[..., model.q_slices[i]], qd[..., model.v_slices[i]]
-        S = j.S(qi)
-        vJ = mv(S, qdi)
-        v[i] = mv(Xup[i], v[p]) + vJ
-        if qdd is not None:
-            a[i] = (mv(Xup[i], a[p]) + mv(S, qdd[..., model.v_slices[i]]) + j.cJ(qi, qdi)
-                    + cross_motion(v[i], vJ))
-    return Xup, v, a
+    """Shared forward pass: Xup, and body velocities / accelerations (no gravity), each
+    stacked (N+1, ..., 6) (RNEA-1, RNEA-2 with a_0 = 0)."""
+    batch = batch_shape(q, qd) if qdd is None else batch_shape(q, qd, qdd)
+    Xup, S = joint_transforms(model, q), motion_subspaces(model, q)
+    vJ = joint_motions(model, S, qd, batch)
+    v = propagate(model, Xup, vJ, 0.0)
+    if qdd is None:
+        return Xup, v, None
+    aJ = (joint_motions(model, S, qdd, batch) + joint_biases(model, q, qd, batch)
+          + cross_motion(v, vJ))
+    return Xup, v, propagate(model, Xup, aJ, 0.0)
 
 
 def body_velocities(model, q, qd):
-    """Spatial velocity of every body in its own coordinates (v[0] = 0)."""
+    """Spatial velocity of every body in its own coordinates, stacked (N+1, ..., 6)
+    (v[0] = 0)."""
     q, qd = check_state(model, batch=True, q=q, qd=qd)
-    return _every_state(_velocities(model, q, qd)[1], (6,), q, qd)
+    return _velocities(model, q, qd)[1]
 
 
 def body_accelerations(model, q, qd, qdd):
-    """Spatial acceleration of every body in its own coordinates, gravity excluded."""
+    """Spatial acceleration of every body in its own coordinates, gravity excluded,
+    stacked (N+1, ..., 6)."""
     q, qd, qdd = check_state(model, batch=True, q=q, qd=qd, qdd=qdd)
-    return _every_state(_velocities(model, q, qd, qdd)[2], (6,), q, qd, qdd)
+    return _velocities(model, q, qd, qdd)[2]
 
 
 def _check_body(model, i):

@@ -69,13 +69,13 @@ def _scalars(a):
 def _assemble(entries, sample, dtype=None):
     """``np.array(entries)`` for a small vector or matrix written out entry by entry.
     ``sample`` is an entry that depends on every input: when it is an array over a batch
-    of states, the result has the batch axes first, (..., *layout), each entry broadcast
-    over the batch."""
+    of states (or over the bodies), the result has those axes first, (..., *layout), each
+    entry broadcast over them, and the sample's dtype (object for sympy entries)."""
     if not isinstance(sample, np.ndarray) or sample.ndim == 0:
         return np.array(entries, dtype=dtype)
     nested = isinstance(entries[0], (list, tuple))
     layout = (len(entries), len(entries[0])) if nested else (len(entries),)
-    out = np.empty(sample.shape + layout, dtype=float if dtype is None else dtype)
+    out = np.empty(sample.shape + layout, dtype=sample.dtype if dtype is None else dtype)
     for i, row in enumerate(entries):
         if nested:
             for j, x in enumerate(row):
@@ -106,6 +106,8 @@ def mm(*factors):
     """The matrix product ``A B …`` of its arguments, for one state (``ndarray.dot``) or a
     batch of matrices (..., m, n) (``@``, the batch axes broadcast)."""
     out = factors[0]
+    if len(factors) == 2 and out.ndim == 2 == factors[1].ndim:   # the common case, quickly
+        return out.dot(factors[1])
     for B in factors[1:]:
         if B.ndim > 2:
             out = out @ B
@@ -250,8 +252,10 @@ def plux(E, r=None):
     ``r=None`` means a pure rotation (B's origin is A's).
     """
     E = np.asarray(E)
-    batch = E.shape[:-2] if r is None else np.broadcast_shapes(E.shape[:-2],
-                                                               np.shape(r)[:-1])
+    if r is None or (E.ndim == 2 and np.ndim(r) == 1):     # (broadcast_shapes is slow)
+        batch = E.shape[:-2]
+    else:
+        batch = np.broadcast_shapes(E.shape[:-2], np.shape(r)[:-1])
     X = np.zeros(batch + (6, 6), dtype=_dtype(E) if r is None else _dtype(E, r))
     X[..., :3, :3] = E
     X[..., 3:, 3:] = E

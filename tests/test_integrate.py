@@ -439,6 +439,6 @@ def test_variational_bad_input():
     with pytest.raises(ValueError, match=r"f_ext\[1\] has shape"):
         rbd.simulate(chain, np.zeros(3), np.zeros(3), 1.0, 0.01, method="variational",
                      f_ext={1: np.zeros(3)})
-    with pytest.raises(ValueError, match=r"the variational step at t = 0 did not converge in "
+    with pytest.raises(ValueError, match=r"the variational step at t = [0-9.]+ did not converge in "
                                          r"50 quasi-Newton iterations .*try a smaller dt"):
         rbd.simulate(chain, np.zeros(3), [40.0, -60.0, 80.0], 1.0, 0.2, method="variational")
