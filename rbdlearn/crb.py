@@ -4,6 +4,8 @@ With only joint i accelerating (q̈ = e_i, no velocity, no gravity), everything
 outboard of joint i moves as one rigid body, the composite body C_i, whose
 inertia in body-i coordinates accumulates from the leaves:
     I^C_i = I_i + Σ_{c: λ(c)=i} ᶜX_iᵀ I^C_c ᶜX_i                       (CRB-1)
+In base coordinates, ⁰I^C_i = ⁱX₀ᵀ I^C_i ⁱX₀, the same recursion is a plain sum
+(ᶜX_i ⁱX₀ = ᶜX₀): ⁰I^C_i = ⁰I_i + Σ_{c: λ(c)=i} ⁰I^C_c, which ``crba`` computes.
 Joint i must then transmit the force F_i = I^C_i S_i, and every joint j on the path
 from i to the root feels its projection onto j's own motion subspace:
     H_ji = S_jᵀ ⁱX_jᵀ F_i = (⁰S_j)ᵀ (⁰F_i),   H_ij = H_jiᵀ               (CRB-2)
@@ -206,9 +208,9 @@ def operation_counts(model):
     operations those functions perform, with the convention of ``spatial.mm_flops``
     (dense products, 30 per 6-D cross product, XJ(q), transposes and inv_X free). One
     forward-kinematics pass costs 2 N (6x6 @ 6x6) (XJ Xtree, then Xup ⁱ⁻X₀).
-    crba: forward kinematics, ⁱX_λᵀ IC_i ⁱX_λ per non-root body, ⁰S_i = (ⁱX₀)⁻¹ S_i
-    (counted as inv_X, free, then a product; numpy solves batched systems instead) and
-    ⁰F_i = ⁱX₀ᵀ IC_i S_i, and the entries of H_ji for j on i's path only, a 6-term dot
+    crba: forward kinematics, ⁰I_i = ⁱX₀ᵀ I_i ⁱX₀ per body, one 6x6 sum per non-root body
+    (CRB-1 in base coordinates), ⁰S_i = (ⁱX₀)⁻¹ S_i (counted as inv_X, free, then a
+    product) and ⁰F_i = ⁰I^C_i ⁰S_i, and the entries of H_ji for j on i's path only, a 6-term dot
     product each — the walk to the root of the source and of C codes (numpy's masked
     product in ``crba`` computes all nv² and discards the zeros, a Python speed
     trade-off). This term is Σ_i n_i Σ_{j∈path(i)} n_j · 11: O(N·depth), smaller on a
@@ -225,8 +227,8 @@ def operation_counts(model):
     N, parent, mm = model.N, model.parent, mm_flops
     n = [0] + [j.nv for j in model.joints[1:]]
     nv, fk = model.nv, 2 * N * mm(6, 6, 6)
-    crba_ = fk + sum(2 * mm(6, 6, 6) + 36 for i in range(1, N + 1) if parent[i] > 0)
-    crba_ += sum(3 * mm(6, 6, n[i]) for i in range(1, N + 1))          # ⁰S_i, IC S, ⁰F_i
+    crba_ = fk + N * 2 * mm(6, 6, 6) + sum(36 for i in range(1, N + 1) if parent[i] > 0)
+    crba_ += sum(2 * mm(6, 6, n[i]) for i in range(1, N + 1))          # ⁰S_i, ⁰F_i
     crba_ += sum(n[i] * n[j] * mm(1, 6, 1)
                  for i in range(1, N + 1) for j in model.ancestors(i))   # H_ji, (CRB-2)
     fd = rnea_flops(model) + crba_ + nv + nv**3 // 3 + 2 * nv**2         # b, H, τ − b, L, solves

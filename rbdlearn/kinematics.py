@@ -9,10 +9,15 @@ Every function that can answer in either frame (``jacobian``, ``point_jacobian``
 default: a product such as ``point_jacobian(..., frame=f) @ qdd + jdot_qdot(..., frame=f)``
 is a point acceleration only when both use the same frame, so every call says which.
 
-``forward_kinematics``, ``body_velocities`` and ``body_accelerations`` also take a batch
-of states, q (..., nq), qd and qdd (..., nv): each body's transform is then (..., 6, 6)
-and its velocity (..., 6), the same lines computing every state at once (see
-``spatial.mv``).
+Per-body results are stacked: one array whose first axis is the body, 0..N (``X0[i]``,
+``v[i]``). ``forward_kinematics``, ``body_velocities`` and ``body_accelerations`` also
+take a batch of states, q (..., nq), qd and qdd (..., nv): the transforms are then
+(N+1, ..., 6, 6) and the velocities (N+1, ..., 6), the same lines computing every state
+at once (see ``spatial.mv``).
+
+The pieces the algorithms share (``rnea``, ``aba``, ``crba``) are here too: the joint
+transforms, the motion subspaces side by side, S_i x_i and S_iᵀ f_i for every body at
+once, and ``propagate``, the outward recursion x_i = ⁱX_λ x_λ + x_J,i.
 """
 
 import numpy as np
@@ -128,7 +133,7 @@ def propagate(model, Xup, x_J, x_0, bodies=None):
     by body in the order ``bodies`` (default 1..N, parents first): velocities from the
     joint velocities (RNEA-1, ABA-1), accelerations from the joint terms (RNEA-2, ABA-6).
     ``x_J`` is stacked (N+1, ..., 6) and so is the result."""
-    x = x_J.copy()
+    x = x_J.astype(np.result_type(x_J, Xup))         # a copy (object if either is symbolic)
     x[0] = x_0
     parent = model.parent
     for i in range(1, model.N + 1) if bodies is None else bodies:

@@ -433,5 +433,7 @@ def mm_flops(a, b, c):
     ``crb.operation_counts``), which count the multiplications and additions the code
     performs: every product is a dense one, priced by this function; a 6-D cross product
     (cross_motion / cross_force) costs 18 + 12; a sum of two 6-vectors 6, of two 6x6
-    matrices 36; building XJ(q), transposes, inv_X and copies cost nothing."""
+    matrices 36; building XJ(q), transposes, inv_X and copies cost nothing. A line that
+    acts on every body at once also computes the base's entry (body 0: zeros, or the
+    gravity term), which is not counted: a constant, not a cost per body."""
     return a * c * (2 * b - 1) if b > 0 else 0
