@@ -94,29 +94,33 @@ def stacked_forces(f_ext, batch):
     return np.stack([np.broadcast_to(f, batch + (6,)) for f in f_ext])
 
 
+def _columns(S, batch):
+    """The columns of S = [S_1 … S_N] first: (nv, ..., 6), shaped to pair with a batch."""
+    if S.ndim > 2:
+        return np.moveaxis(S, -1, 0)
+    return S.T.reshape(S.shape[-1:] + (1,) * len(batch) + (6,))
+
+
 def joint_motions(model, S, x, batch):
     """``S_i x_i`` for every body at once, stacked (N+1, ..., 6) (the base and bodies on
     fixed joints get 0): the joint velocities v_J = S q̇ for x = q̇, the S q̈ of the
     accelerations for x = q̈. Column k of S is scaled by x_k, then each joint's columns
     are summed (``reduceat``: one sum per joint)."""
-    cols = x[..., None] * S.mT                                   # (..., nv, 6)
-    if cols.ndim - 2 < len(batch):
-        cols = np.broadcast_to(cols, batch + cols.shape[-2:])
+    x = np.moveaxis(x, -1, 0) if x.ndim > 1 else x                    # (nv, ...)
+    x = x.reshape(x.shape[:1] + (1,) * (len(batch) + 1 - x.ndim) + x.shape[1:])
+    cols = x[..., None] * _columns(S, batch)                           # (nv, ..., 6)
     out = stacked(model, batch, cols.dtype)
     bodies, starts = model.moving
     if len(bodies):
-        sums = np.add.reduceat(cols, starts, axis=-2)           # (..., moving body, 6)
-        out[bodies] = np.moveaxis(sums, -2, 0) if batch else sums
+        out[bodies] = np.add.reduceat(cols, starts, axis=0)
     return out
 
 
 def joint_forces(model, S, f):
     """``S_iᵀ f_i`` for every joint at once: the joint-space vector (..., nv) of the body
     forces ``f`` stacked (N+1, ..., 6) (τ in RNEA-4)."""
-    under = f[model.velocity_body]                  # (nv, ..., 6): column k's body force
-    if under.ndim > 2:
-        under = np.moveaxis(under, 0, -2)
-    return (S.mT * under).sum(axis=-1)
+    per_column = (f[model.velocity_body] * _columns(S, f.shape[1:-1])).sum(axis=-1)
+    return np.moveaxis(per_column, 0, -1) if f.ndim > 2 else per_column   # (..., nv)
 
 
 def joint_biases(model, q, qd, batch):
