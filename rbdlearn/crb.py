@@ -27,7 +27,7 @@ from .kinematics import (base_transforms, body_pose, forward_kinematics, jacobia
                          stacked_inertias)
 from .model import check_state, without_gravity
 from .rnea import rnea, rnea_flops
-from .spatial import force_X, inertia_params, inv_X, mm, mm_flops, mv
+from .spatial import inertia_params, inv_X, mm, mm_flops, mv
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
            "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
@@ -48,8 +48,8 @@ def crba(model, q):
     X0 = base_transforms(model, joint_transforms(model, q))            # ⁱX₀
     B = inv_X(X0)                                                      # ⁰X_i = (ⁱX₀)⁻¹
     # (CRB-1) in base coordinates: each body's inertia moved to the base once,
-    # ⁰I_i = ⁱX₀ᵀ I_i ⁱX₀ (ⁱX₀ᵀ is force_X(⁰X_i)), then the composites are plain sums
-    IC = mm(force_X(B), stacked_inertias(model, batch), X0)
+    # ⁰I_i = ⁱX₀ᵀ I_i ⁱX₀, then the composites are plain sums
+    IC = mm(X0.mT, stacked_inertias(model, batch), X0)
     for i in range(model.N, 0, -1):
         if model.parent[i] > 0:
             IC[model.parent[i]] += IC[i]                               # (CRB-1)
