@@ -30,6 +30,7 @@ __all__ = ["joint_transforms", "base_transforms", "forward_kinematics", "body_po
            "point_velocity"]
 
 _FRAMES = ("local", "world")
+_EYE6 = np.eye(6)
 
 
 def joint_transforms(model, q):
@@ -50,7 +51,7 @@ def joint_transforms(model, q):
                   for i in others}
     dtype = object if any(X.dtype == object for X in one_by_one.values()) else float
     Xup = np.empty((model.N + 1,) + batch + (6, 6), dtype=dtype)
-    Xup[0] = np.eye(6)
+    Xup[0] = _EYE6
     if len(bodies):
         angle = q[..., at].reshape(-1, len(bodies)).T           # (joint, state)
         w = np.empty(angle.shape + (3,))                         # (joint, state, weight)
@@ -140,8 +141,10 @@ def propagate(model, Xup, x_J, x_0, bodies=None):
     x = x_J.astype(np.result_type(x_J, Xup))         # a copy (object if either is symbolic)
     x[0] = x_0
     parent = model.parent
+    # mv(X, x) for one state is X.dot(x): decided once here, not once per body
+    product = np.ndarray.dot if x.ndim == 2 and Xup.ndim == 3 else mv
     for i in range(1, model.N + 1) if bodies is None else bodies:
-        x[i] += mv(Xup[i], x[parent[i]])
+        x[i] += product(Xup[i], x[parent[i]])
     return x
 
 
@@ -149,7 +152,7 @@ def base_transforms(model, Xup):
     """``X0[i] = ⁱX₀`` from the parent-to-body transforms ``Xup``, stacked as they are
     (X0[0] = 1)."""
     X0 = np.empty_like(Xup)
-    X0[0] = np.eye(6)
+    X0[0] = _EYE6
     for i in range(1, model.N + 1):
         X0[i] = mm(Xup[i], X0[model.parent[i]])  # ⁱX₀ = ⁱX_λ(i) · λ(i)X₀
     return X0

@@ -58,9 +58,10 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     f = mv(I, a) + cross_force(v, mv(I, v))                            # (RNEA-3)
     if f_ext is not None:
         f = f - stacked_forces(f_ext, batch)
+    parent = model.parent
     for i in inward:
-        if model.parent[i] > 0:
-            f[model.parent[i]] += mtv(Xup[i], f[i])                    # (RNEA-4)
+        if parent[i] > 0:
+            f[parent[i]] += mtv(Xup[i], f[i])                          # (RNEA-4)
     tau = joint_forces(model, S, f)                                    # (RNEA-4)
     return (tau, f) if return_forces else tau
 
