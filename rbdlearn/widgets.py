@@ -59,24 +59,31 @@ class _Picture:
         self.fig = Figure(figsize=figsize, dpi=dpi)
         FigureCanvasAgg(self.fig)
         self.image = W.Image(format="png")
-        self.held, self.pending = False, None
+        self.held, self.pending, self.unshown = False, None, False
 
     def refresh(self, draw=None):
         self.pending = draw or self.fig.canvas.draw
         if not self.held:
             self.flush()
 
-    def flush(self):
-        """Carry out the last refresh request, if any: draw, then encode the pixels."""
-        if self.pending is None:
-            return
-        draw, self.pending = self.pending, None
-        draw()
-        buf = io.BytesIO()
-        # zlib level 1: a few ms faster than matplotlib's print_png (level 6), same pixels
-        PIL.Image.fromarray(np.asarray(self.fig.canvas.buffer_rgba())).save(
-            buf, format="png", compress_level=1)
-        self.image.value = buf.getvalue()
+    def flush(self, encode=True):
+        """Carry out the last refresh request, if any: draw, then show the pixels
+        (``pixels()``) as a PNG in the Image — or, with ``encode=False``, not yet (the
+        next flush does)."""
+        if self.pending is not None:
+            draw, self.pending = self.pending, None
+            draw()
+            self.unshown = True
+        if encode and self.unshown:
+            buf = io.BytesIO()
+            # zlib level 1: a few ms faster than matplotlib's print_png (level 6)
+            PIL.Image.fromarray(self.pixels()).save(buf, format="png", compress_level=1)
+            self.image.value = buf.getvalue()
+            self.unshown = False
+
+    def pixels(self):
+        """The figure as last drawn, an RGBA array (height, width, 4)."""
+        return np.asarray(self.fig.canvas.buffer_rgba())
 
 
 # Layout: the picture first, the controls beside it or, in a narrow column, below it;
@@ -159,9 +166,11 @@ def _box(picture, controls, html, update, views):
     return box
 
 
-def _small_png(png, colors=64):
-    """The PNG with a palette of ``colors`` (plots use few; the file gets 3–4x smaller)."""
-    image = PIL.Image.open(io.BytesIO(png)).convert("RGB")
+def _small_png(picture, colors=64):
+    """A picture (PNG bytes, or an RGBA array) as a PNG with a palette of ``colors``
+    (plots use few; the file gets 3–4x smaller than the full-colour PNG)."""
+    image = (PIL.Image.fromarray(picture) if isinstance(picture, np.ndarray)
+             else PIL.Image.open(io.BytesIO(picture))).convert("RGB")
     out = io.BytesIO()
     image.quantize(colors=colors, method=PIL.Image.Quantize.FASTOCTREE).save(out, format="png")
     return out.getvalue()
@@ -198,8 +207,10 @@ def precomputed(box):
     in ``box.views`` ({control name: values}), the picture and read-out the live widget
     shows there, in nested ``Stack`` widgets; one selector per control (a selection
     slider or drop-down) picks the child of every Stack at its level through ``jslink``
-    (ipywidgets' client-side link, so it works in a page without a kernel). The live
-    controls are put back afterwards. Returns a box like the explorer's, with
+    (ipywidgets' client-side link, so it works in a page without a kernel). Setting a
+    frame's controls runs the live callback once per control that changes, but the
+    picture is drawn once (``_Picture.held``). The live controls are put back
+    afterwards. Returns a box like the explorer's, with
     ``.controls`` (the selectors) and ``.pictures`` / ``.readouts`` (the Stacks)."""
     names, live = list(box.views), box.controls
     values = [list(box.views[n]) for n in names]
@@ -211,8 +222,9 @@ def precomputed(box):
         for combo in itertools.product(*(range(len(v)) for v in values)):
             for n, v, k in zip(names, values, combo):
                 live[n].value = v[k]
-            picture.flush()
-            frames[combo] = (_small_png(picture.image.value), box.html.value)
+            picture.flush(encode=False)           # quantized from the pixels: no PNG between
+            shown = picture.pixels() if picture.unshown else picture.image.value
+            frames[combo] = (_small_png(shown), box.html.value)
         for n in sorted(saved, key=lambda n: not isinstance(live[n], W.Dropdown)):
             live[n].value = saved[n]              # drop-downs first: they reset sliders
     finally:
