@@ -53,7 +53,8 @@ class _Picture:
     ``refresh(draw)`` draws the figure (``draw()``; by default all of it, or an explorer's
     own blitting) and shows it. While ``held`` is true it only keeps the request, which
     ``flush()`` carries out: :func:`precomputed` sets several controls per frame, each
-    running the explorer's callback, and draws the frame once."""
+    running the explorer's callback, and draws the frame once. ``unshown``: the figure
+    has been drawn since the Image was last set."""
 
     def __init__(self, figsize, dpi=80):
         self.fig = Figure(figsize=figsize, dpi=dpi)
