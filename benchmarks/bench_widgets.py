@@ -15,11 +15,19 @@ With ``--static``, also the kernel-free form of each (``widgets.precomputed``, w
 book's pages show): its frame count, the time to precompute it, and what it adds to its
 page — the frames' PNGs as the page stores them (base64) plus the read-outs' HTML.
 
-    .venv/bin/python benchmarks/bench_widgets.py [--repeat 7] [--only NAME] [--static]
+With ``--split`` (implies ``--static``), also where that precompute time goes, under
+cProfile: rbdlearn's algorithms (the calls from the widgets and viz modules into its other
+modules: dynamics, kinematics, simulations) against drawing and encoding the frames. The
+algorithms' share says where computing all frames in one batched call could serve.
+
+    .venv/bin/python benchmarks/bench_widgets.py [--repeat 7] [--only NAME] [--static] [--split]
 """
 
 import argparse
+import cProfile
 import inspect
+import os
+import pstats
 import time
 
 import matplotlib
@@ -37,6 +45,7 @@ CALLS = {
     "rnea_explorer": lambda: widgets.rnea_explorer(2),
     "crb_fill_explorer": lambda: widgets.crb_fill_explorer("0 1 2 1 4 4 3"),
     "bar_release_explorer": lambda: _bar_release(),
+    "contact_run_explorer": lambda: _contact_run(),
 }
 
 
@@ -51,6 +60,49 @@ def _bar_release():
                  for s in t]
     return widgets.bar_release_explorer({r: (t, skeletons, np.zeros_like(t))
                                          for r in (0.5, 1.0, 1.5)}, 2.2)
+
+
+def _contact_run():
+    """The §2.6 explorer as its first use builds it: a tilted box dropped on the floor
+    (Lemke, 150 steps of 10 ms), its edges seen from the side, the corner forces and a
+    read-out per step (book/ch2_aba/06_contact.ipynb)."""
+    import numpy as np
+    import rbdlearn as rbd
+    from rbdlearn import contact as ct, models
+    box, corners = models.box(mass=2.0, size=(0.6, 0.4, 0.2))
+    h = 0.01
+    q0 = rbd.neutral_q(box)
+    q0[:3] = [0.0, 0.0, 0.4]
+    q0[3:] = [np.cos(0.15), 0.6 * np.sin(0.15), 0.8 * np.sin(0.15), 0.0]
+    on_floor = ct.plane_contacts(box, [(1, p) for p in corners], mu=0.6, margin=0.1,
+                                 names=[f"corner {k}" for k in range(4)])
+    run = ct.simulate(box, q0, np.array([0.0, 0.0, 0.0, 0.8, 0.0, 0.0]), h, 150, on_floor,
+                      solver="lemke", tol=1e-10)
+
+    def world_point(q, p):
+        R, o = rbd.body_pose(rbd.forward_kinematics(box, q)[1])
+        return o + R @ np.asarray(p, dtype=float)
+
+    def edges(q):
+        half = np.array([0.3, 0.2, 0.1])
+        pts = {s: world_point(q, (np.array(s) * 2 - 1) * half)[[0, 2]]
+               for s in np.ndindex(2, 2, 2)}
+        return [np.array([pts[s], pts[t]]) for s in pts for t in pts
+                if s < t and sum(u != v for u, v in zip(s, t)) == 1]
+
+    forces, text = [], []
+    for k in range(len(run.t)):
+        sol, used = (run.solutions[k - 1], run.contacts[k - 1]) if k else (None, [])
+        f = [] if sol is None else [[*world_point(run.q[k - 1], c.point)[[0, 2]],
+                                     *(P / h)[[0, 2]]] for c, P in zip(used, sol.P)]
+        forces.append(np.array(f).reshape(-1, 4))
+        loads = "—" if sol is None else "  ".join(
+            f"{c.name}: {P[2] / h:6.2f} N" for c, P in zip(used, sol.P))
+        text.append(f"t = {run.t[k]:.2f} s, energy {rbd.energy(box, run.q[k], run.qd[k]):.3f} J"
+                    f"\nnormal forces P_n/h:  {loads}")
+    frames = dict(t=run.t, lines=[edges(q) for q in run.q], forces=forces, text=text)
+    return widgets.contact_run_explorer({"Lemke": frames}, xlim=(-0.5, 1.0), ylim=(-0.1, 0.6),
+                                        force_scale=0.003, axis_labels=("x [m]", "z [m]"))
 
 
 def explorers():
@@ -118,19 +170,46 @@ def static_form(box):
     return frames, seconds, size / 1024
 
 
+def _algorithm(code):
+    """Whether a profiled function is one of rbdlearn's algorithms (not widgets, not viz)."""
+    path = code[0]
+    return (f"{os.sep}rbdlearn{os.sep}" in path
+            and not path.endswith(("widgets.py", "viz.py")))
+
+
+def static_split(box):
+    """(seconds, of which in rbdlearn's algorithms, of which drawing and encoding) to
+    precompute the kernel-free form of a new ``box`` under cProfile, which slows Python-heavy code more
+    than drawing: the algorithms' share is if anything overstated. Algorithms: each call
+    into them from outside them (the outermost ones); drawing: ``_Picture.flush`` (draw
+    the figure, encode the PNG) and ``_small_png`` (quantize a frame)."""
+    prof = cProfile.Profile()
+    prof.runcall(widgets.precomputed, box)
+    stats = pstats.Stats(prof).stats
+    total = sum(s[2] for s in stats.values())
+    algorithms = sum(edge[3] for code, s in stats.items() if _algorithm(code)
+                     for caller, edge in s[4].items() if not _algorithm(caller))
+    drawing = sum(s[3] for code, s in stats.items()
+                  if code[0].endswith("widgets.py") and code[2] in ("flush", "_small_png"))
+    return total, algorithms, drawing
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7, help="timed calls per control (best kept)")
     ap.add_argument("--only", help="time only this explorer")
     ap.add_argument("--static", action="store_true",
                     help="also measure each explorer's kernel-free form")
+    ap.add_argument("--split", action="store_true",
+                    help="also split its precompute time: algorithms against drawing")
     args = ap.parse_args()
+    args.static = args.static or args.split
     print(f"widget update callbacks: best of {args.repeat} calls per control, "
           f"budget {BUDGET_MS:.0f} ms\n")
     head = f"{'explorer':<30} {'control':<12} {'best ms':>8} {'budget ms':>10}  result"
     print(head)
     print("-" * len(head))
-    worst, untimed, static = {}, [], {}
+    worst, untimed, static, split = {}, [], {}, {}
     for name, make in explorers():
         if args.only and name != args.only:
             continue
@@ -151,6 +230,8 @@ def main():
             print(f"{name:<30} {key:<12} {ms:>8.1f} {BUDGET_MS:>10.0f}  {verdict}")
         if args.static:
             static[name] = static_form(box)
+        if args.split:
+            split[name] = static_split(make())     # fresh: nothing cached by the above
     over = [n for n, ms in worst.items() if ms > BUDGET_MS]
     print(f"\n{len(worst)} explorers, slowest control "
           f"{max(worst.values(), default=0):.1f} ms; "
@@ -164,6 +245,12 @@ def main():
         print(f"{'total':<30} {sum(f for f, _, _ in static.values()):>6} "
               f"{sum(s for _, s, _ in static.values()):>8.1f} "
               f"{sum(k for _, _, k in static.values()):>9.0f}")
+    if split:
+        print(f"\nwhere the precompute time goes (under cProfile)\n{'explorer':<30} "
+              f"{'seconds':>8} {'algorithms':>15} {'drawing+PNG':>15}")
+        for name, (total, algo, drawing) in split.items():
+            print(f"{name:<30} {total:>8.2f} {algo:>8.2f} ({algo / total:3.0%}) "
+                  f"{drawing:>8.2f} ({drawing / total:3.0%})")
 
 
 if __name__ == "__main__":

@@ -48,17 +48,43 @@ __all__ = ["precomputed", "plucker_explorer", "rnea_explorer", "constrained_moti
 
 
 class _Picture:
-    """A persistent Figure rendered to PNG into an ipywidgets.Image."""
+    """A persistent Figure rendered to PNG into an ipywidgets.Image.
+
+    ``refresh(draw)`` draws the figure (``draw()``; by default all of it, or an explorer's
+    own blitting) and shows it. While ``held`` is true it only keeps the request, which
+    ``flush()`` carries out: :func:`precomputed` sets several controls per frame, each
+    running the explorer's callback, and draws the frame once. ``unshown``: the figure
+    has been drawn since the Image was last set."""
 
     def __init__(self, figsize, dpi=80):
         self.fig = Figure(figsize=figsize, dpi=dpi)
         FigureCanvasAgg(self.fig)
         self.image = W.Image(format="png")
+        self.held, self.pending, self.unshown = False, None, False
 
-    def refresh(self):
-        buf = io.BytesIO()
-        self.fig.canvas.print_png(buf)          # one draw (savefig would draw twice)
-        self.image.value = buf.getvalue()
+    def refresh(self, draw=None):
+        self.pending = draw or self.fig.canvas.draw
+        if not self.held:
+            self.flush()
+
+    def flush(self, encode=True):
+        """Carry out the last refresh request, if any: draw, then show the pixels
+        (``pixels()``) as a PNG in the Image — or, with ``encode=False``, not yet (the
+        next flush does)."""
+        if self.pending is not None:
+            draw, self.pending = self.pending, None
+            draw()
+            self.unshown = True
+        if encode and self.unshown:
+            buf = io.BytesIO()
+            # zlib level 1: a few ms faster than matplotlib's print_png (level 6)
+            PIL.Image.fromarray(self.pixels()).save(buf, format="png", compress_level=1)
+            self.image.value = buf.getvalue()
+            self.unshown = False
+
+    def pixels(self):
+        """The figure as last drawn, an RGBA array (height, width, 4)."""
+        return np.asarray(self.fig.canvas.buffer_rgba())
 
 
 # Layout: the picture first, the controls beside it or, in a narrow column, below it;
@@ -137,12 +163,15 @@ def _box(picture, controls, html, update, views):
                      W.VBox(list(controls.values()) + [html], layout=_column_layout())],
                     layout=_explorer_layout())
     box.figure, box.controls, box.html, box.views = picture.fig, controls, html, views
+    box.picture = picture
     return box
 
 
-def _small_png(png, colors=64):
-    """The PNG with a palette of ``colors`` (plots use few; the file gets 3–4x smaller)."""
-    image = PIL.Image.open(io.BytesIO(png)).convert("RGB")
+def _small_png(picture, colors=64):
+    """A picture (PNG bytes, or an RGBA array) as a PNG with a palette of ``colors``
+    (plots use few; the file gets 3–4x smaller than the full-colour PNG)."""
+    image = (PIL.Image.fromarray(picture) if isinstance(picture, np.ndarray)
+             else PIL.Image.open(io.BytesIO(picture))).convert("RGB")
     out = io.BytesIO()
     image.quantize(colors=colors, method=PIL.Image.Quantize.FASTOCTREE).save(out, format="png")
     return out.getvalue()
@@ -179,19 +208,29 @@ def precomputed(box):
     in ``box.views`` ({control name: values}), the picture and read-out the live widget
     shows there, in nested ``Stack`` widgets; one selector per control (a selection
     slider or drop-down) picks the child of every Stack at its level through ``jslink``
-    (ipywidgets' client-side link, so it works in a page without a kernel). The live
-    controls are put back afterwards. Returns a box like the explorer's, with
+    (ipywidgets' client-side link, so it works in a page without a kernel). Setting a
+    frame's controls runs the live callback once per control that changes, but the
+    picture is drawn once (``_Picture.held``). The live controls are put back
+    afterwards. Returns a box like the explorer's, with
     ``.controls`` (the selectors) and ``.pictures`` / ``.readouts`` (the Stacks)."""
     names, live = list(box.views), box.controls
     values = [list(box.views[n]) for n in names]
     saved = {n: c.value for n, c in live.items()}
     frames = {}
-    for combo in itertools.product(*(range(len(v)) for v in values)):
-        for n, v, k in zip(names, values, combo):
-            live[n].value = v[k]
-        frames[combo] = (_small_png(box.children[0].value), box.html.value)
-    for n in sorted(saved, key=lambda n: not isinstance(live[n], W.Dropdown)):
-        live[n].value = saved[n]                  # drop-downs first: they reset sliders
+    picture = box.picture
+    picture.held = True               # each control runs the callback; one drawing a frame
+    try:
+        for combo in itertools.product(*(range(len(v)) for v in values)):
+            for n, v, k in zip(names, values, combo):
+                live[n].value = v[k]
+            picture.flush(encode=False)           # quantized from the pixels: no PNG between
+            shown = picture.pixels() if picture.unshown else picture.image.value
+            frames[combo] = (_small_png(shown), box.html.value)
+        for n in sorted(saved, key=lambda n: not isinstance(live[n], W.Dropdown)):
+            live[n].value = saved[n]              # drop-downs first: they reset sliders
+    finally:
+        picture.held = False
+        picture.flush()
     start = [_nearest(v, saved[n]) for n, v in zip(names, values)]
     selectors = [_selector(live[n], v, k) for n, v, k in zip(names, values, start)]
     links = []
@@ -1073,14 +1112,10 @@ def four_bar_explorer(mech=None, n_sweep=121):
     canvas.draw()
     background = canvas.copy_from_bbox(pic.fig.bbox)
 
-    def refresh():
+    def blit():
         canvas.restore_region(background)
         for artist in moving:
             artist.axes.draw_artist(artist)
-        buf = io.BytesIO()
-        PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buf, format="png",
-                                                                    compress_level=1)
-        pic.image.value = buf.getvalue()
     c = {"crank": _slider("crank", 1.0, 0.0, 2 * np.pi)}
     html = W.HTML()
     crank_split = choose_split(mech, sweep["q"][0], independent=[0])
@@ -1097,7 +1132,7 @@ def four_bar_explorer(mech=None, n_sweep=121):
         conds = [np.linalg.cond(np.delete(JCm, k, axis=1)) for k in range(4)]
         draw(q)
         marker.set_xdata([a, a])
-        refresh()
+        pic.refresh(blit)
         names = [FOUR_BAR_JOINTS[k] for k in split.S]
         html.value = _readout(
             f"θ_J = {_vec(np.angle(np.exp(1j * q)))} rad (wrapped)\n\n"
@@ -1226,16 +1261,28 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
          "t": _slider("t [s]", 0.0, 0.0, t_end, step=dt)}
     html = W.HTML()
     state = {"key": None}
+    # the last runs, by (τ1, τ2, K, y0): a run comes back without a new simulation (the
+    # kernel-free form visits each K once for every t)
+    runs = {}
     canvas = pic.fig.canvas
+
+    def blit():
+        canvas.restore_region(state["background"])
+        for artist in show.artists:
+            pic.fig.draw_artist(artist)
 
     def update():
         key = (c["tau1"].value, c["tau2"].value, c["K"].value, c["y0"].value)
         if key != state["key"]:
-            try:
-                arm, traj = floor_arm_run(key[:2], key[2], key[3], t_end, dt)
-            except ValueError as err:          # a singular posture, or a run that blew up
-                html.value = _readout(err, error=True)
-                return
+            if key not in runs:
+                try:
+                    runs[key] = floor_arm_run(key[:2], key[2], key[3], t_end, dt)
+                except ValueError as err:      # a singular posture, or a run that blew up
+                    html.value = _readout(err, error=True)
+                    return
+                if len(runs) > 16:
+                    del runs[next(iter(runs))]             # the oldest
+            arm, traj = runs[key]
             state.update(key=key, arm=arm, traj=traj, fresh=True)
         arm, traj = state["arm"], state["traj"]
         k = traj.at(c["t"].value)
@@ -1245,13 +1292,7 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
             canvas.draw()                         # the slow path: axes, ticks, labels
             state["background"] = canvas.copy_from_bbox(pic.fig.bbox)
         state["fresh"] = False
-        canvas.restore_region(state["background"])
-        for artist in show.artists:
-            pic.fig.draw_artist(artist)
-        buf = io.BytesIO()
-        PIL.Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buf, format="png",
-                                                                  compress_level=1)
-        pic.image.value = buf.getvalue()
+        pic.refresh(blit)
         f = traj.link_forces[k]
         html.value = _readout(f"t = {traj.t[k]:.2f} s   q = {_vec(traj.q[k])} rad\n"
                       f"hand y = {traj.r[k, 1]:.3f} m, |C| = {abs(traj.C[k]):.1e} m\n"

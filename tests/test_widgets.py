@@ -4,6 +4,7 @@ pages show where no kernel runs. tests/test_browser.py moves its controls in Chr
 import hashlib
 
 import ipywidgets as W
+import numpy as np
 import pytest
 
 from rbdlearn import widgets
@@ -38,6 +39,32 @@ def test_one_frame_per_combination_of_the_views(aba_steps):
     n = len(box.views["step"]) - 1
     model_n = 3                                          # the 3-link chain: 3 steps
     assert len(set(first[:model_n + 1])) == model_n + 1 and set(first[model_n:]) == {first[n]}
+
+
+@pytest.mark.parametrize("make, picks", [
+    (lambda: widgets.rnea_explorer(2), [(0, 0), (4, 2), (10, 3)]),
+    (widgets.four_bar_explorer, [(0,), (9,), (25,)]),             # blits its picture
+    (widgets.floor_arm_explorer, [(0, 2), (6, 0), (12, 1)]),      # keeps its runs
+], ids=["rnea", "four_bar", "floor_arm"])
+def test_each_frame_is_what_the_live_widget_shows_there(make, picks):
+    """precomputed sets a frame's controls with the picture held (drawn once per frame, not
+    once per control) and quantizes the canvas pixels; a fresh live widget, its controls set
+    one by one, shows the same picture and read-out at that combination."""
+    box = make()
+    static = widgets.precomputed(box)
+    pictures, readouts = leaves(static.pictures), leaves(static.readouts)
+    names = list(box.views)
+    for combo in picks:
+        live = make()                    # fresh: no picture or run kept from other frames
+        for name, k in zip(names, combo):
+            live.controls[name].value = box.views[name][k]
+        i = int(np.ravel_multi_index(combo, [len(box.views[n]) for n in names]))
+        assert readouts[i].value == live.html.value
+        assert pictures[i].value == widgets._small_png(live.children[0].value)
+    # afterwards the live widget shows its own values again, drawn and encoded
+    fresh = make()
+    assert box.children[0].value == fresh.children[0].value
+    assert box.html.value == fresh.html.value
 
 
 def test_the_selectors_start_where_the_live_widget_does(aba_steps):
