@@ -56,7 +56,11 @@ def joint_transforms(model, q):
         angle = q[..., at].reshape(-1, len(bodies)).T           # (joint, state)
         w = np.empty(angle.shape + (3,))                         # (joint, state, weight)
         w[..., 0], w[..., 1], w[..., 2] = 1.0, np.sin(angle), np.cos(angle)
-        Xup[bodies] = (w @ terms).reshape((len(bodies),) + batch + (6, 6))
+        if bodies[-1] - bodies[0] == len(bodies) - 1:            # consecutive bodies:
+            out = Xup[bodies[0]:bodies[-1] + 1].reshape(w.shape[:2] + (36,))
+            np.matmul(w, terms, out=out)                         # written in place
+        else:
+            Xup[bodies] = (w @ terms).reshape((len(bodies),) + batch + (6, 6))
     for i, X in one_by_one.items():
         Xup[i] = X
     return Xup
