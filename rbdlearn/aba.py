@@ -23,8 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kinematics import (joint_biases, joint_motions, joint_transforms, motion_subspaces,
-                         propagate, stacked_forces, stacked_inertias)
+from .kinematics import joint_transforms
 from .model import (_real_array, batch_shape, check_forces, check_state, neutral_q,
                     without_gravity)
 from .spatial import (cross_force, cross_motion, inertia_params, mm, mm_flops, mtv, mv,
@@ -72,36 +71,38 @@ def aba(model, q, qd, tau, f_ext=None):
     q, qd, tau = check_state(model, batch=True, q=q, qd=qd, tau=tau)
     f_ext = check_forces(model, f_ext, batch=True)
     N, parent = model.N, model.parent
-    batch = batch_shape(q, qd, tau, *(f_ext or []))
-    Xup, S = joint_transforms(model, q), motion_subspaces(model, q)
-    vJ = joint_motions(model, S, qd, batch)                           # S_i q̇_i
-    v = propagate(model, Xup, vJ, 0.0)                                 # (ABA-1)
-    c = joint_biases(model, q, qd, batch) + cross_motion(v, vJ)
-    I = stacked_inertias(model, batch)
-    IA = np.broadcast_to(I, v.shape + (6,)).copy()                     # (ABA-2)
-    pA = cross_force(v, mv(I, v))
-    if f_ext is not None:
-        pA = pA - stacked_forces(f_ext, batch)
+    Xup = joint_transforms(model, q)
+    S, v, c = [None] * (N + 1), [np.zeros(6)] + [None] * N, [None] * (N + 1)
+    IA, pA = [None] * (N + 1), [None] * (N + 1)
+    for i in range(1, N + 1):
+        j, p = model.joints[i], parent[i]
+        qi, qdi = q[..., model.q_slices[i]], qd[..., model.v_slices[i]]
+        S[i] = j.S(qi)
+        vJ = mv(S[i], qdi)
+        v[i] = mv(Xup[i], v[p]) + vJ                                       # (ABA-1)
+        c[i] = j.cJ(qi, qdi) + cross_motion(v[i], vJ)
+        IA[i] = model.I[i].copy()                                          # (ABA-2)
+        pA[i] = cross_force(v[i], mv(model.I[i], v[i]))
+        if f_ext is not None:
+            pA[i] = pA[i] - f_ext[i]
     U, Dinv, u = [None] * (N + 1), [None] * (N + 1), [None] * (N + 1)
     for i in range(N, 0, -1):
-        S_i = S[..., model.v_slices[i]]
-        U[i] = mm(IA[i], S_i)                                          # (ABA-3)
-        Dinv[i] = _inv_D(mm(S_i.mT, U[i]), model, i)
-        u[i] = tau[..., model.v_slices[i]] - mtv(S_i, pA[i])
+        U[i] = mm(IA[i], S[i])                                             # (ABA-3)
+        Dinv[i] = _inv_D(mm(S[i].mT, U[i]), model, i)
+        u[i] = tau[..., model.v_slices[i]] - mtv(S[i], pA[i])
         p = parent[i]
         if p > 0:
-            Ia = IA[i] - mm(U[i], Dinv[i], U[i].mT)                    # (ABA-4)
+            Ia = IA[i] - mm(U[i], Dinv[i], U[i].mT)                        # (ABA-4)
             pa = pA[i] + mv(Ia, c[i]) + mv(U[i], mv(Dinv[i], u[i]))
-            IA[p] += mm(Xup[i].mT, Ia, Xup[i])                         # (ABA-5)
-            pA[p] += mtv(Xup[i], pa)
-    a = np.empty_like(v)
-    a[0] = -model.gravity
-    qdd = np.empty(batch + (model.nv,))
+            IA[p] = IA[p] + mm(Xup[i].mT, Ia, Xup[i])                      # (ABA-5)
+            pA[p] = pA[p] + mtv(Xup[i], pa)
+    a = [-model.gravity] + [None] * N
+    qdd = np.empty(batch_shape(q, qd, tau) + (model.nv,))
     for i in range(1, N + 1):
-        a_i = mv(Xup[i], a[parent[i]]) + c[i]                          # (ABA-6)
+        a_i = mv(Xup[i], a[parent[i]]) + c[i]                              # (ABA-6)
         qdd_i = mv(Dinv[i], u[i] - mtv(U[i], a_i))
         qdd[..., model.v_slices[i]] = qdd_i
-        a[i] = a_i + mv(S[..., model.v_slices[i]], qdd_i)
+        a[i] = a_i + mv(S[i], qdd_i)
     return qdd
 
 

@@ -15,9 +15,9 @@ take a batch of states, q (..., nq), qd and qdd (..., nv): the transforms are th
 (N+1, ..., 6, 6) and the velocities (N+1, ..., 6), the same lines computing every state
 at once (see ``spatial.mv``).
 
-The pieces the algorithms share (``rnea``, ``aba``, ``crba``) are here too: the joint
-transforms, the motion subspaces side by side, S_i x_i and S_iᵀ f_i for every body at
-once, and ``propagate``, the outward recursion x_i = ⁱX_λ x_λ + x_J,i.
+The pieces the algorithms share are here too: the joint transforms of every body
+(``rnea``, ``aba``, ``crba``), the motion subspaces side by side and the inertias stacked
+(``crba``).
 """
 
 import numpy as np
@@ -81,75 +81,10 @@ def motion_subspaces(model, q):
                           + [np.broadcast_to(b, batch + b.shape[-2:]) for b in blocks], axis=-1)
 
 
-def stacked(model, batch, dtype=float):
-    """A zero array (N+1, ..., 6) for one 6-vector per body (the first axis) and per state
-    of a batch of shape ``batch``."""
-    return np.zeros((model.N + 1,) + batch + (6,), dtype=dtype)
-
-
 def stacked_inertias(model, batch):
     """The bodies' inertias I_i stacked (N+1, 1.., 6, 6), shaped to pair with every state
     of a batch of shape ``batch`` (I_0 = 0)."""
     return model.I_stacked.reshape((model.N + 1,) + (1,) * len(batch) + (6, 6))
-
-
-def stacked_forces(f_ext, batch):
-    """The external forces ``f_ext`` (a list of N + 1, from ``model.check_forces``) stacked
-    (N+1, ..., 6) for a batch of shape ``batch``."""
-    return np.stack([np.broadcast_to(f, batch + (6,)) for f in f_ext])
-
-
-def _columns(S, batch):
-    """The columns of S = [S_1 … S_N] first: (nv, ..., 6), shaped to pair with a batch."""
-    if S.ndim > 2:
-        return np.moveaxis(S, -1, 0)
-    return S.T.reshape(S.shape[-1:] + (1,) * len(batch) + (6,))
-
-
-def joint_motions(model, S, x, batch):
-    """``S_i x_i`` for every body at once, stacked (N+1, ..., 6) (the base and bodies on
-    fixed joints get 0): the joint velocities v_J = S q̇ for x = q̇, the S q̈ of the
-    accelerations for x = q̈. Column k of S is scaled by x_k, then each joint's columns
-    are summed (``reduceat``: one sum per joint)."""
-    x = np.moveaxis(x, -1, 0) if x.ndim > 1 else x                    # (nv, ...)
-    x = x.reshape(x.shape[:1] + (1,) * (len(batch) + 1 - x.ndim) + x.shape[1:])
-    cols = x[..., None] * _columns(S, batch)                           # (nv, ..., 6)
-    out = stacked(model, batch, cols.dtype)
-    bodies, starts = model.moving
-    if len(bodies):
-        out[bodies] = np.add.reduceat(cols, starts, axis=0)
-    return out
-
-
-def joint_forces(model, S, f):
-    """``S_iᵀ f_i`` for every joint at once: the joint-space vector (..., nv) of the body
-    forces ``f`` stacked (N+1, ..., 6) (τ in RNEA-4)."""
-    per_column = (f[model.velocity_body] * _columns(S, f.shape[1:-1])).sum(axis=-1)
-    return np.moveaxis(per_column, 0, -1) if f.ndim > 2 else per_column   # (..., nv)
-
-
-def joint_biases(model, q, qd, batch):
-    """The joints' velocity-product terms c_J = Ṡ q̇, stacked (N+1, ..., 6): zero but for
-    the joints whose S depends on q (``SphericalZYX``)."""
-    c = stacked(model, batch, np.result_type(q, qd))
-    for i in model.varying_S:
-        c[i] = model.joints[i].cJ(q[..., model.q_slices[i]], qd[..., model.v_slices[i]])
-    return c
-
-
-def propagate(model, Xup, x_J, x_0, bodies=None):
-    """The outward recursion ``x_i = ⁱX_λ(i) x_λ(i) + x_J,i`` from the base's ``x_0``, body
-    by body in the order ``bodies`` (default 1..N, parents first): velocities from the
-    joint velocities (RNEA-1, ABA-1), accelerations from the joint terms (RNEA-2, ABA-6).
-    ``x_J`` is stacked (N+1, ..., 6) and so is the result."""
-    x = x_J.astype(np.result_type(x_J, Xup))         # a copy (object if either is symbolic)
-    x[0] = x_0
-    parent = model.parent
-    # mv(X, x) for one state is X.dot(x): decided once here, not once per body
-    product = np.ndarray.dot if x.ndim == 2 and Xup.ndim == 3 else mv
-    for i in range(1, model.N + 1) if bodies is None else bodies:
-        x[i] += product(Xup[i], x[parent[i]])
-    return x
 
 
 def base_transforms(model, Xup):
@@ -175,32 +110,44 @@ def body_pose(X0_i):
     return E.mT, r
 
 
+def _stacked(per_body, core, batch):
+    """A list of per-body entries (each of shape ``core``, or a batch of them) as one array
+    (N+1, ..., *core): an entry that holds for every state (the base's, a body welded to
+    it) is repeated over the batch."""
+    if not batch:
+        return np.array(per_body)
+    return np.stack([np.broadcast_to(x, batch + core) for x in per_body])
+
+
 def _velocities(model, q, qd, qdd=None):
-    """Shared forward pass: Xup, and body velocities / accelerations (no gravity), each
-    stacked (N+1, ..., 6) (RNEA-1, RNEA-2 with a_0 = 0)."""
-    batch = batch_shape(q, qd) if qdd is None else batch_shape(q, qd, qdd)
-    Xup, S = joint_transforms(model, q), motion_subspaces(model, q)
-    vJ = joint_motions(model, S, qd, batch)
-    v = propagate(model, Xup, vJ, 0.0)
-    if qdd is None:
-        return Xup, v, None
-    aJ = (joint_motions(model, S, qdd, batch) + joint_biases(model, q, qd, batch)
-          + cross_motion(v, vJ))
-    return Xup, v, propagate(model, Xup, aJ, 0.0)
+    """Shared forward pass: Xup, and body velocities / accelerations (no gravity)."""
+    Xup = joint_transforms(model, q)
+    v = [np.zeros(6)] + [None] * model.N
+    a = [np.zeros(6)] + [None] * model.N
+    for i in range(1, model.N + 1):
+        j, p = model.joints[i], model.parent[i]
+        qi, qdi = q[..., model.q_slices[i]], qd[..., model.v_slices[i]]
+        S = j.S(qi)
+        vJ = mv(S, qdi)
+        v[i] = mv(Xup[i], v[p]) + vJ
+        if qdd is not None:
+            a[i] = (mv(Xup[i], a[p]) + mv(S, qdd[..., model.v_slices[i]]) + j.cJ(qi, qdi)
+                    + cross_motion(v[i], vJ))
+    return Xup, v, a
 
 
 def body_velocities(model, q, qd):
     """Spatial velocity of every body in its own coordinates, stacked (N+1, ..., 6)
     (v[0] = 0)."""
     q, qd = check_state(model, batch=True, q=q, qd=qd)
-    return _velocities(model, q, qd)[1]
+    return _stacked(_velocities(model, q, qd)[1], (6,), batch_shape(q, qd))
 
 
 def body_accelerations(model, q, qd, qdd):
     """Spatial acceleration of every body in its own coordinates, gravity excluded,
     stacked (N+1, ..., 6)."""
     q, qd, qdd = check_state(model, batch=True, q=q, qd=qd, qdd=qdd)
-    return _velocities(model, q, qd, qdd)[2]
+    return _stacked(_velocities(model, q, qd, qdd)[2], (6,), batch_shape(q, qd, qdd))
 
 
 def _check_body(model, i):

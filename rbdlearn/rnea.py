@@ -8,12 +8,6 @@ Inward pass (joint forces):
     τ_i = S_iᵀ f_i,      f_λ += ⁱX_λᵀ f_i                        (RNEA-4)
 Gravity enters as a fictitious acceleration of the base, a_0 = −g.
 
-Every per-body quantity is one array whose first axis is the body, 0..N: ``v[i]`` is body
-i's velocity. Only the recursions — each body's value from its parent's (RNEA-1, -2) or
-its children's (RNEA-4) — loop over the bodies; the terms each body computes on its own
-(S_i q̇_i, v_i × S_i q̇_i, RNEA-3, S_iᵀ f_i) are computed for every body in one line
-(speed: numpy's fixed cost per operation is then paid once, not once per body).
-
 A batch of states, q (..., nq) and qd, qdd (..., nv), runs through the same lines: each
 body's quantities then hold one entry per state, (..., 6), and ``mv(X, v)`` = X v,
 ``mtv(X, f)`` = Xᵀ f multiply matrix and vector state by state (see ``spatial``).
@@ -21,8 +15,7 @@ body's quantities then hold one entry per state, (..., 6), and ``mv(X, v)`` = X 
 
 import numpy as np
 
-from .kinematics import (joint_biases, joint_forces, joint_motions, joint_transforms,
-                         motion_subspaces, propagate, stacked_forces, stacked_inertias)
+from .kinematics import joint_transforms
 from .model import batch_shape, check_forces, check_state
 from .spatial import cross_force, cross_motion, mm_flops, mtv, mv
 
@@ -37,9 +30,9 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     expressed in body i's coordinates. Works on floats and on object arrays of sympy expressions.
     A batch of states, ``q`` (..., nq), ``qd`` and ``qdd`` (..., nv) broadcast together,
     gives τ of shape (..., nv) (and forces (..., 6)).
-    With ``return_forces=True`` also returns the array ``f`` (N+1, ..., 6) of the whole
-    spatial forces that the joints transmit (``f[i]``: from body λ(i) to body i, in body
-    i's coordinates; ``τ_i = S_iᵀ f[i]`` is its part along the joint's freedoms; f[0] = 0).
+    With ``return_forces=True`` also returns the list ``f`` of the whole spatial
+    forces that the joints transmit (``f[i]``: from body λ(i) to body i, in body
+    i's coordinates; ``τ_i = S_iᵀ f[i]`` is its part along the joint's freedoms).
     ``order``: ``(outward, inward)``, the bodies in the order the two passes visit them
     (default 1..N and N..1); any outward order that reaches a body after its parent and
     any inward order that reaches it after its children give the same τ (Chapter 5 walks
@@ -47,33 +40,44 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     """
     q, qd, qdd = check_state(model, batch=True, q=q, qd=qd, qdd=qdd)
     f_ext = check_forces(model, f_ext, batch=True)
+    N, parent = model.N, model.parent
     outward, inward = _passes(model, order)
-    batch = batch_shape(q, qd, qdd, *(f_ext or []))
-    Xup, S = joint_transforms(model, q), motion_subspaces(model, q)
-    vJ = joint_motions(model, S, qd, batch)                           # S_i q̇_i
-    v = propagate(model, Xup, vJ, 0.0, outward)                        # (RNEA-1)
-    aJ = joint_motions(model, S, qdd, batch) + joint_biases(model, q, qd, batch)
-    a = propagate(model, Xup, aJ + cross_motion(v, vJ), -model.gravity, outward)  # (RNEA-2)
-    I = stacked_inertias(model, batch)
-    f = mv(I, a) + cross_force(v, mv(I, v))                            # (RNEA-3)
-    if f_ext is not None:
-        f = f - stacked_forces(f_ext, batch)
-    parent = model.parent
+    Xup = joint_transforms(model, q)
+    v = [np.zeros(6)] + [None] * N
+    a = [-model.gravity] + [None] * N
+    f = [None] * (N + 1)
+    S = [None] * (N + 1)
+    for i in outward:
+        j, p = model.joints[i], parent[i]
+        qi, qdi = q[..., model.q_slices[i]], qd[..., model.v_slices[i]]
+        S[i] = j.S(qi)
+        vJ = mv(S[i], qdi)
+        v[i] = mv(Xup[i], v[p]) + vJ                                       # (RNEA-1)
+        a[i] = (mv(Xup[i], a[p]) + mv(S[i], qdd[..., model.v_slices[i]]) + j.cJ(qi, qdi)
+                + cross_motion(v[i], vJ))                                  # (RNEA-2)
+        f[i] = mv(model.I[i], a[i]) + cross_force(v[i], mv(model.I[i], v[i]))   # (RNEA-3)
+        if f_ext is not None:
+            f[i] = f[i] - f_ext[i]
+    tau = [None] * (N + 1)
     for i in inward:
+        tau[i] = mtv(S[i], f[i])                                           # (RNEA-4)
         if parent[i] > 0:
-            f[parent[i]] += mtv(Xup[i], f[i])                          # (RNEA-4)
-    tau = joint_forces(model, S, f)                                    # (RNEA-4)
+            f[parent[i]] = f[parent[i]] + mtv(Xup[i], f[i])
+    batch = batch_shape(q, qd, qdd)
+    if batch:                        # in a batch, a τ_i that is the same for all is spread
+        tau[1:] = [np.broadcast_to(t, batch + t.shape[-1:]) for t in tau[1:]]
+    tau = np.concatenate(tau[1:], axis=-1) if N else np.zeros(batch + (0,))
     return (tau, f) if return_forces else tau
 
 
 def _passes(model, order):
     """The bodies in the order of the outward and the inward pass: 1..N and N..1, or
-    ``order`` = (outward, inward), each checked body by body."""
+    ``order`` = (outward, inward), checked body by body as it is consumed."""
     if order is None:
         return range(1, model.N + 1), range(model.N, 0, -1)
     if len(order) != 2:
         raise ValueError("order must be a pair (outward, inward) of body sequences")
-    return list(_checked(model, order[0], True)), list(_checked(model, order[1], False))
+    return _checked(model, order[0], True), _checked(model, order[1], False)
 
 
 def _checked(model, bodies, outward):
