@@ -103,13 +103,12 @@ def _frozen_array(a):
 class Model:
     """A kinematic tree; see the module docstring. Derived attributes: ``N``,
     ``nq``, ``nv``, ``q_index``, ``v_index`` (where body i's joint starts in q
-    and v) and the matching slices ``q_slices``, ``v_slices``; for the algorithms'
-    lines that act on every body at once, ``I_stacked`` (N+1 x 6 x 6, I_0 = 0),
+    and v) and the matching slices ``q_slices``, ``v_slices``; for the lines of
+    ``crba`` that act on every body at once, ``I_stacked`` (N+1 x 6 x 6, I_0 = 0),
     ``velocity_body`` (the body of each velocity coordinate), ``support`` (nv x nv:
     [k, l] is True when velocity k's joint is on the path from velocity l's joint to the
-    base, itself included), ``moving`` (the bodies
-    with nv > 0 and where their velocities start), ``varying_S`` (the bodies whose S
-    depends on q) and ``S_constant`` ([S_1 … S_N], 6 x nv, when none does).
+    base, itself included) and ``S_constant`` ([S_1 … S_N], 6 x nv, when no joint's S
+    depends on q; else None).
 
     A model is a value: it is checked once, when built, and never changes after. Its
     lists and arrays are its own read-only copies (editing the lists it was built from
@@ -207,11 +206,10 @@ class Model:
                                _frozen(np.array([q_index[i] for i in rev], dtype=int)),
                                _frozen(np.array(terms).reshape(len(rev), 3, 36)),
                                _FrozenList(i for i in range(1, N + 1) if i not in rev)))
-        # every body's quantities stacked along a first axis of length N + 1 (the base's
-        # entry 0 included), for the lines of rnea, aba and crba that act on every body at
-        # once: the inertias (I_0 = 0), the body of each velocity coordinate, the bodies
-        # that move (nv > 0) and where their velocities start, and S = [S_1 … S_N] when no
-        # joint's S depends on q (kinematics.motion_subspaces)
+        # for the lines of crba that act on every body at once: the inertias stacked along
+        # a first axis of length N + 1 (I_0 = 0), the body of each velocity coordinate,
+        # H's support, and S = [S_1 … S_N] when no joint's S depends on q
+        # (kinematics.motion_subspaces)
         put("I_stacked", _frozen(np.array([np.zeros((6, 6))] + list(I[1:]))))
         put("velocity_body", _frozen(np.array([i for i in range(1, N + 1)
                                                for _ in range(self.joints[i].nv)], dtype=int)))
@@ -221,12 +219,8 @@ class Model:
             on_path[i, i] = True
         body = self.velocity_body
         put("support", _frozen(on_path[np.ix_(body, body)].T))
-        moving = [i for i in range(1, N + 1) if self.joints[i].nv]
-        put("moving", (_frozen(np.array(moving, dtype=int)),
-                       _frozen(np.array([v_index[i] for i in moving], dtype=int))))
-        put("varying_S", _FrozenList(i for i in range(1, N + 1)
-                                     if self.joints[i].S_depends_on_q))
-        put("S_constant", None if self.varying_S else _frozen(np.concatenate(
+        varying = any(self.joints[i].S_depends_on_q for i in range(1, N + 1))
+        put("S_constant", None if varying else _frozen(np.concatenate(
             [np.zeros((6, 0))] + [self.joints[i].S(np.zeros(0)) for i in range(1, N + 1)],
             axis=1)))
         # bodies whose joint configuration is constrained (a unit quaternion: nq > nv)

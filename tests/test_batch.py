@@ -237,7 +237,8 @@ def test_stacked_machinery_equals_body_by_body(model):
         for i in range(1, model.N + 1):
             j, sl = model.joints[i], model.v_slices[i]
             S_i = j.S(qs[..., model.q_slices[i]])
-            assert np.array_equal(np.broadcast_to(S_i, batch + S_i.shape[-2:]), S[..., sl])
+            full = batch + S_i.shape[-2:]
+            assert np.array_equal(np.broadcast_to(S_i, full), np.broadcast_to(S[..., sl], full))
             X_i = rbd.spatial.mm(j.XJ(qs[..., model.q_slices[i]]), model.Xtree[i])
             np.testing.assert_allclose(Xup[i], np.broadcast_to(X_i, batch + (6, 6)),
                                        atol=1e-14)
