@@ -69,13 +69,13 @@ def _scalars(a):
 def _assemble(entries, sample, dtype=None):
     """``np.array(entries)`` for a small vector or matrix written out entry by entry.
     ``sample`` is an entry that depends on every input: when it is an array over a batch
-    of states (or over the bodies), the result has those axes first, (..., *layout), each
-    entry broadcast over them, and the sample's dtype (object for sympy entries)."""
+    of states, the result has the batch axes first, (..., *layout), each entry broadcast
+    over the batch."""
     if not isinstance(sample, np.ndarray) or sample.ndim == 0:
         return np.array(entries, dtype=dtype)
     nested = isinstance(entries[0], (list, tuple))
     layout = (len(entries), len(entries[0])) if nested else (len(entries),)
-    out = np.empty(sample.shape + layout, dtype=sample.dtype if dtype is None else dtype)
+    out = np.empty(sample.shape + layout, dtype=float if dtype is None else dtype)
     for i, row in enumerate(entries):
         if nested:
             for j, x in enumerate(row):
