@@ -27,10 +27,13 @@ from .kinematics import (base_transforms, body_pose, forward_kinematics, jacobia
                          stacked_inertias)
 from .model import check_state, without_gravity
 from .rnea import rnea, rnea_flops
-from .spatial import inertia_params, inv_X, mm, mm_flops, mv
+from .spatial import inertia_params, mm, mm_flops, mtv, mv
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
            "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
+
+
+_PI = [3, 4, 5, 0, 1, 2]                # Π: [angular; linear] ↔ [linear; angular]
 
 
 def support_mask(model):
@@ -46,7 +49,6 @@ def crba(model, q):
     (q,) = check_state(model, batch=True, q=q)
     batch = q.shape[:-1]
     X0 = base_transforms(model, joint_transforms(model, q))            # ⁱX₀
-    B = inv_X(X0)                                                      # ⁰X_i = (ⁱX₀)⁻¹
     # (CRB-1) in base coordinates: each body's inertia moved to the base once,
     # ⁰I_i = ⁱX₀ᵀ I_i ⁱX₀, then the composites are plain sums
     IC = mm(X0.mT, stacked_inertias(model, batch), X0)
@@ -54,21 +56,25 @@ def crba(model, q):
         if model.parent[i] > 0:
             IC[model.parent[i]] += IC[i]                               # (CRB-1)
     # (CRB-2) for every pair of joints at once: one column ⁰S_k of ⁰S_i = ⁰X_i S_i and
-    # one ⁰F_k of ⁰F_i = ⁰I^C_i ⁰S_i per velocity k, body = model.velocity_body[k]
+    # one ⁰F_k of ⁰F_i = ⁰I^C_i ⁰S_i per velocity k, body = model.velocity_body[k].
+    # ⁰X_i = (ⁱX₀)⁻¹ = Π ⁱX₀ᵀ Π, with Π swapping a vector's angular and linear halves
+    # (X⁻¹ = (X*)ᵀ and X* = Π X Π), so no transform is inverted.
     S = motion_subspaces(model, q)
     body = model.velocity_body
     cols = np.moveaxis(S, -1, 0) if S.ndim > 2 else S.T.reshape(
         (model.nv,) + (1,) * len(batch) + (6,))                        # S's columns
-    S0 = mv(B[body], cols)                                             # (nv, ..., 6)
+    S0 = mtv(X0[body], cols[..., _PI])[..., _PI]                       # (nv, ..., 6)
     F0 = mv(IC[body], S0)
     if batch:                                                          # (..., nv, 6)
         S0, F0 = np.moveaxis(S0, 0, -2), np.moveaxis(F0, 0, -2)
-    M = mm(S0, F0.mT)                                      # ⁰S_jᵀ ⁰F_i for every pair
-    # (CRB-2) where j is on i's path, which is above the diagonal (a parent's velocities
-    # come first); below it by symmetry, H_ij = H_jiᵀ (a joint's own block too, so that
-    # H is symmetric to the last bit)
-    upper = np.triu(model.support)
-    return np.where(upper, M, np.where(upper.T, M.mT, 0.0))
+    H = mm(S0, F0.mT)                                      # ⁰S_jᵀ ⁰F_k for every pair
+    # (CRB-2) only where j is on k's path, which is above the diagonal (a parent's
+    # velocities come first); below it by symmetry, H_kj = H_jk (a joint's own block too,
+    # so that H is symmetric to the last bit)
+    H *= model.support
+    j, k = model.support_above
+    H[..., k, j] = H[..., j, k]
+    return H
 
 
 def forward_dynamics_crb(model, q, qd, tau, f_ext=None):
@@ -206,12 +212,12 @@ def operation_counts(model):
     """Flops (multiplications + additions) of crba, forward_dynamics_crb,
     unit_vector_method and jacobian_method on ``model``'s topology, counted from the
     operations those functions perform, with the convention of ``spatial.mm_flops``
-    (dense products, 30 per 6-D cross product, XJ(q), transposes and inv_X free). One
+    (dense products, 30 per 6-D cross product, XJ(q), transposes, inv_X and Π free). One
     forward-kinematics pass costs 2 N (6x6 @ 6x6) (XJ Xtree, then Xup ⁱ⁻X₀).
     crba: forward kinematics, ⁰I_i = ⁱX₀ᵀ I_i ⁱX₀ per body, one 6x6 sum per non-root body
-    (CRB-1 in base coordinates), ⁰S_i = (ⁱX₀)⁻¹ S_i (counted as inv_X, free, then a
-    product) and ⁰F_i = ⁰I^C_i ⁰S_i, and the entries of H_ji for j on i's path only, a 6-term dot
-    product each — the walk to the root of the source and of C codes (numpy's masked
+    (CRB-1 in base coordinates), ⁰S_i = Π ⁱX₀ᵀ Π S_i (one product; Π only reorders)
+    and ⁰F_i = ⁰I^C_i ⁰S_i, and the entries of H_ji for j on i's path only, a 6-term
+    dot product each — the walk to the root of the source and of C codes (numpy's dense
     product in ``crba`` computes all nv² and discards the zeros, a Python speed
     trade-off). This term is Σ_i n_i Σ_{j∈path(i)} n_j · 11: O(N·depth), smaller on a
     branched tree.

@@ -107,7 +107,8 @@ class Model:
     ``crba`` that act on every body at once, ``I_stacked`` (N+1 x 6 x 6, I_0 = 0),
     ``velocity_body`` (the body of each velocity coordinate), ``support`` (nv x nv:
     [k, l] is True when velocity k's joint is on the path from velocity l's joint to the
-    base, itself included) and ``S_constant`` ([S_1 … S_N], 6 x nv, when no joint's S
+    base, itself included), ``support_above`` (the (rows, columns) of its entries above
+    the diagonal) and ``S_constant`` ([S_1 … S_N], 6 x nv, when no joint's S
     depends on q; else None).
 
     A model is a value: it is checked once, when built, and never changes after. Its
@@ -219,6 +220,7 @@ class Model:
             on_path[i, i] = True
         body = self.velocity_body
         put("support", _frozen(on_path[np.ix_(body, body)].T))
+        put("support_above", tuple(_frozen(a) for a in np.nonzero(np.triu(self.support, 1))))
         varying = any(self.joints[i].S_depends_on_q for i in range(1, N + 1))
         put("S_constant", None if varying else _frozen(np.concatenate(
             [np.zeros((6, 0))] + [self.joints[i].S(np.zeros(0)) for i in range(1, N + 1)],

@@ -248,5 +248,7 @@ def test_stacked_machinery_equals_body_by_body(model):
     want = np.array([[body[k] in model.ancestors(body[l]) for l in range(model.nv)]
                      for k in range(model.nv)])
     assert np.array_equal(model.support, want) and not model.support.flags.writeable
+    above = [(k, l) for k in range(model.nv) for l in range(k + 1, model.nv) if want[k, l]]
+    assert list(zip(*model.support_above)) == above
     constant = not any(j.S_depends_on_q for j in model.joints[1:])
     assert (model.S_constant is not None) == constant
