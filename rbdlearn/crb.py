@@ -71,7 +71,7 @@ def crba(model, q):
     # (CRB-2) only where j is on k's path, which is above the diagonal (a parent's
     # velocities come first); below it by symmetry, H_kj = H_jk (a joint's own block too,
     # so that H is symmetric to the last bit)
-    H *= model.support
+    H *= model.support.astype(np.int8)          # 0/1: a sympy entry takes no bool factor
     j, k = model.support_above
     H[..., k, j] = H[..., j, k]
     return H

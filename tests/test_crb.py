@@ -184,12 +184,14 @@ def test_branching_makes_crba_cheaper():
     assert abs(t["unit_vector_method"] / c["unit_vector_method"] - 1) < 0.05
 
 
-def test_unit_vector_method_gives_the_textbook_two_link_matrix():
-    """Symbolic 2-link planar arm: the classical H (e.g. Spong, Hutchinson & Vidyasagar)."""
+@pytest.mark.parametrize("method", [crb.unit_vector_method, rbd.crba])
+def test_symbolic_two_link_matrix_is_the_textbook_one(method):
+    """Symbolic 2-link planar arm: the classical H (e.g. Spong, Hutchinson & Vidyasagar),
+    by the unit-vector method and by CRBA on sympy object arrays."""
     import sympy as sp
     q1, q2, l1, l2, m1, m2, I1, I2 = sp.symbols("q1 q2 l1 l2 m1 m2 I1 I2", real=True)
     model = rbd.planar_chain(2, length=[l1, l2], mass=[m1, m2], inertia=[I1, I2])
-    H = sp.Matrix(crb.unit_vector_method(model, np.array([q1, q2], dtype=object)))
+    H = sp.Matrix(method(model, np.array([q1, q2], dtype=object)))
     c1, c2 = l1 / 2, l2 / 2                               # COMs at the middle of each link
     H12 = I2 + m2 * (c2**2 + l1 * c2 * sp.cos(q2))
     expected = sp.Matrix([[I1 + I2 + m1 * c1**2 + m2 * (l1**2 + c2**2 + 2 * l1 * c2 * sp.cos(q2)),
