@@ -63,45 +63,22 @@ def _bar_release():
 
 
 def _contact_run():
-    """The §2.6 explorer as its first use builds it: a tilted box dropped on the floor
-    (Lemke, 150 steps of 10 ms), its edges seen from the side, the corner forces and a
-    read-out per step (book/ch2_aba/06_contact.ipynb)."""
+    """The §2.6 explorer draws precomputed runs; its callback only redraws, so a box
+    sliding and turning above the floor, with four corner forces and a read-out per step
+    (151 steps, as the notebook's Lemke run), stands in for the notebook's simulation."""
     import numpy as np
-    import rbdlearn as rbd
-    from rbdlearn import contact as ct, models
-    box, corners = models.box(mass=2.0, size=(0.6, 0.4, 0.2))
-    h = 0.01
-    q0 = rbd.neutral_q(box)
-    q0[:3] = [0.0, 0.0, 0.4]
-    q0[3:] = [np.cos(0.15), 0.6 * np.sin(0.15), 0.8 * np.sin(0.15), 0.0]
-    on_floor = ct.plane_contacts(box, [(1, p) for p in corners], mu=0.6, margin=0.1,
-                                 names=[f"corner {k}" for k in range(4)])
-    run = ct.simulate(box, q0, np.array([0.0, 0.0, 0.0, 0.8, 0.0, 0.0]), h, 150, on_floor,
-                      solver="lemke", tol=1e-10)
-
-    def world_point(q, p):
-        R, o = rbd.body_pose(rbd.forward_kinematics(box, q)[1])
-        return o + R @ np.asarray(p, dtype=float)
-
-    def edges(q):
-        half = np.array([0.3, 0.2, 0.1])
-        pts = {s: world_point(q, (np.array(s) * 2 - 1) * half)[[0, 2]]
-               for s in np.ndindex(2, 2, 2)}
-        return [np.array([pts[s], pts[t]]) for s in pts for t in pts
-                if s < t and sum(u != v for u, v in zip(s, t)) == 1]
-
-    forces, text = [], []
-    for k in range(len(run.t)):
-        sol, used = (run.solutions[k - 1], run.contacts[k - 1]) if k else (None, [])
-        f = [] if sol is None else [[*world_point(run.q[k - 1], c.point)[[0, 2]],
-                                     *(P / h)[[0, 2]]] for c, P in zip(used, sol.P)]
-        forces.append(np.array(f).reshape(-1, 4))
-        loads = "—" if sol is None else "  ".join(
-            f"{c.name}: {P[2] / h:6.2f} N" for c, P in zip(used, sol.P))
-        text.append(f"t = {run.t[k]:.2f} s, energy {rbd.energy(box, run.q[k], run.qd[k]):.3f} J"
-                    f"\nnormal forces P_n/h:  {loads}")
-    frames = dict(t=run.t, lines=[edges(q) for q in run.q], forces=forces, text=text)
-    return widgets.contact_run_explorer({"Lemke": frames}, xlim=(-0.5, 1.0), ylim=(-0.1, 0.6),
+    t = np.linspace(0.0, 1.5, 151)
+    corners = np.array([[-0.3, -0.1], [0.3, -0.1], [0.3, 0.1], [-0.3, 0.1]])
+    lines, forces = [], []
+    for k, tk in enumerate(t):
+        c, s = np.cos(0.3 * tk), np.sin(0.3 * tk)
+        pts = corners @ np.array([[c, s], [-s, c]]) + [0.8 * tk, 0.4 - 0.2 * tk]
+        lines.append([pts[[j, (j + 1) % 4]] for j in range(4)])
+        forces.append(np.hstack([pts, np.tile([0.0, 5.0 + k % 7], (4, 1))]))
+    text = [f"t = {tk:.2f} s\nnormal forces P_n/h: {k % 7:6.2f} N" for k, tk in enumerate(t)]
+    return widgets.contact_run_explorer({"Lemke": dict(t=t, lines=lines, forces=forces,
+                                                       text=text)},
+                                        xlim=(-0.5, 1.0), ylim=(-0.1, 0.6),
                                         force_scale=0.003, axis_labels=("x [m]", "z [m]"))
 
 
