@@ -513,8 +513,10 @@ def _forward_dynamics(mech, q, qd, tau, f_ext=None, split=None):
     tau_G = W.T @ tau                                                     # step (1), (2)
     qdd0 = _qdd_at_zero(r)
     b = W.T @ rnea(model, q, qd, qdd0, f_ext)                             # step (2)
-    A = np.column_stack([W.T @ rnea(model, q, qd, W[:, i] + qdd0, f_ext) - b
-                         for i in range(r.split.NF)])                     # step (3), (18)
+    # step (3), (18): the N_F probes θ̈_G = e_i as one batch of inverse dynamics (row i
+    # of W.T + qdd0 is probe i's θ̈_J, row i of f its τ_O); column i of A is W.T f_i − b
+    f = rnea(model, q, qd, W.T + qdd0, f_ext)
+    A = (f @ W - b).T
     try:
         qdd_G = np.linalg.solve(A, tau_G - b) if r.split.NF else np.zeros(0)  # (4), (19)
     except np.linalg.LinAlgError:
