@@ -517,7 +517,7 @@ def _forward_dynamics(mech, q, qd, tau, f_ext=None, split=None):
     probes = qdd0 + np.vstack([np.zeros(model.nv), W.T])
     f = rnea(model, q, qd, probes, f_ext) @ W                # row k: Wᵀ τ_O of probe k
     b = f[0]                                                              # step (2)
-    A = (f[1:] - b).T                               # step (3), (18): column i is f_i − b
+    A = (f[1:] - b).T                              # step (3), (18): column i is f_i − b
     try:
         qdd_G = np.linalg.solve(A, tau_G - b) if r.split.NF else np.zeros(0)  # (4), (19)
     except np.linalg.LinAlgError:
