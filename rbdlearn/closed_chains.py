@@ -512,9 +512,12 @@ def _forward_dynamics(mech, q, qd, tau, f_ext=None, split=None):
     (tau,) = check_state(model, tau=tau)
     tau_G = W.T @ tau                                                     # step (1), (2)
     qdd0 = _qdd_at_zero(r)
-    b = W.T @ rnea(model, q, qd, qdd0, f_ext)                             # step (2)
-    A = np.column_stack([W.T @ rnea(model, q, qd, W[:, i] + qdd0, f_ext) - b
-                         for i in range(r.split.NF)])                     # step (3), (18)
+    # steps (2) and (3) as one batch of inverse dynamics: θ̈_J of the probes θ̈_G = 0
+    # (row 0) and θ̈_G = e_i (row i, i = 1..N_F)
+    probes = qdd0 + np.vstack([np.zeros(model.nv), W.T])
+    f = rnea(model, q, qd, probes, f_ext) @ W                # row k: Wᵀ τ_O of probe k
+    b = f[0]                                                              # step (2)
+    A = (f[1:] - b).T                              # step (3), (18): column i is f_i − b
     try:
         qdd_G = np.linalg.solve(A, tau_G - b) if r.split.NF else np.zeros(0)  # (4), (19)
     except np.linalg.LinAlgError:

@@ -72,7 +72,7 @@ from .joints import Fixed, Free, Prismatic, Revolute, Spherical
 from .kinematics import body_pose, body_velocities, forward_kinematics, joint_transforms
 from .model import batch_shape, check_state, integrate_q
 from .rnea import rnea
-from .spatial import cross_force, skew, unskew
+from .spatial import cross_force, mtv, mv, skew, unskew
 
 __all__ = ["Trajectory", "simulate", "time_grid", "rk4_step", "energy", "momentum",
            "kinetic_terms", "right_jacobian"]
@@ -295,34 +295,38 @@ def rk4_step(model, F, t, x, h):
 def energy(model, q, qd):
     """Total mechanical energy: kinetic ``½ Σ v_iᵀ I_i v_i`` plus the potential of the
     uniform gravity field ``g`` (the linear part of ``model.gravity``),
-    ``−Σ m_i g·c_i`` with ``c_i`` the centre of mass of body i in base coordinates."""
+    ``−Σ m_i g·c_i`` with ``c_i`` the centre of mass of body i in base coordinates.
+    A float for one state; for a batch of states, ``q`` (..., nq) and ``qd`` (..., nv)
+    (a stored trajectory, say), one call gives the energies (...)."""
     g = np.asarray(model.gravity, dtype=float)
     if np.any(g[:3] != 0):
         raise ValueError(f"energy needs a uniform gravity field: model.gravity {g} has a "
                          f"non-zero angular part")
-    q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
-    X0 = forward_kinematics(model, q)
-    v = body_velocities(model, q, qd)
+    q, qd = check_state(model, batch=True, q=q, qd=qd)
+    X0 = forward_kinematics(model, q)                  # stacked (N+1, ..., 6, 6)
+    v = body_velocities(model, q, qd)                  # stacked (N+1, ..., 6)
     kinetic = potential = 0.0
     for i in range(1, model.N + 1):
         I = model.I[i]
-        kinetic += 0.5 * v[i] @ I @ v[i]
+        kinetic += 0.5 * np.sum(v[i] * mv(I, v[i]), axis=-1)
         R, p = body_pose(X0[i])
         m, mc = I[5, 5], unskew(I[:3, 3:])          # mass and first moment m·c (body coords)
-        potential -= g[3:] @ (m * p + R @ mc)        # m c_i in base coordinates
-    return float(kinetic + potential)
+        potential -= (m * p + mv(R, mc)) @ g[3:]     # m c_i in base coordinates
+    total = kinetic + potential
+    return float(total) if np.ndim(total) == 0 else total
 
 
 def momentum(model, q, qd):
     """Total spatial momentum of all bodies in base coordinates, [angular about the base
     origin; linear]: ``Σ (ⁱX₀)ᵀ I_i v_i`` (``(ⁱX₀)ᵀ`` carries a force, or momentum,
-    from body-i to base coordinates)."""
-    q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
+    from body-i to base coordinates). A 6-vector for one state; (..., 6) for a batch
+    of states, ``q`` (..., nq) and ``qd`` (..., nv)."""
+    q, qd = check_state(model, batch=True, q=q, qd=qd)
     X0 = forward_kinematics(model, q)
     v = body_velocities(model, q, qd)
     h = np.zeros(6)
     for i in range(1, model.N + 1):
-        h = h + X0[i].T @ (model.I[i] @ v[i])
+        h = h + mtv(X0[i], mv(model.I[i], v[i]))
     return h
 
 

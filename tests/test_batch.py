@@ -1,7 +1,7 @@
-"""Batches of states through rnea, aba, crba, the kinematics they use, integrate_q and
-simulate: the same functions, answering state by state. Each batched result is checked
-against a loop of single calls, and against Pinocchio, on random trees with every joint
-type (fixed and floating base) and on the talos_reduced robot."""
+"""Batches of states through rnea, aba, crba, the kinematics they use, integrate_q,
+simulate, energy and momentum: the same functions, answering state by state. Each batched
+result is checked against a loop of single calls, and against Pinocchio, on random trees
+with every joint type (fixed and floating base) and on the talos_reduced robot."""
 
 import numpy as np
 import pytest
@@ -86,6 +86,25 @@ def test_kinematics_batch_equal_a_loop(model):
             np.testing.assert_allclose(X0[i][k], X0k[i], atol=1e-12)
             np.testing.assert_allclose(v[i][k], vk[i], atol=1e-11)
             np.testing.assert_allclose(a[i][k], ak[i], atol=1e-10)
+
+
+def test_energy_and_momentum_batch_equal_a_loop(model):
+    """energy and momentum along a batch of states (a stored trajectory, say): a loop of
+    single calls; the kinetic part is ½ q̇ᵀ H q̇ with H from crba; shapes broadcast."""
+    q, qd, _ = states(model, (2, 3), seed=6)
+    E, h = rbd.energy(model, q, qd), rbd.momentum(model, q, qd)
+    assert E.shape == (2, 3) and h.shape == (2, 3, 6)
+    assert isinstance(rbd.energy(model, q[0, 0], qd[0, 0]), float)
+    np.testing.assert_allclose(E, loop(lambda q, qd: rbd.energy(model, q, qd), q, qd),
+                               rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(h, loop(lambda q, qd: rbd.momentum(model, q, qd), q, qd),
+                               rtol=1e-12, atol=1e-9)
+    still = rbd.without_gravity(model)
+    T = 0.5 * np.einsum("...i,...ij,...j->...", qd, rbd.crba(model, q), qd)
+    np.testing.assert_allclose(rbd.energy(still, q, qd), T, rtol=1e-10)
+    assert rbd.energy(model, q[0, 0], qd).shape == (2, 3)        # one q, many velocities
+    with pytest.raises(ValueError, match="do not broadcast"):
+        rbd.energy(model, q, qd[0, :2])
 
 
 def test_integrate_q_batch_equal_a_loop(model):
@@ -213,10 +232,6 @@ def test_single_state_functions_refuse_a_batch():
     m = rbd.planar_chain(2)
     Q = np.zeros((6, 2))
     with pytest.raises(ValueError, match=r"q has shape \(6, 2\), expected \(2,\)"):
-        rbd.integrate.energy(m, Q, Q)
-    with pytest.raises(ValueError, match=r"q has shape \(6, 2\)"):
-        rbd.integrate.momentum(m, Q, Q)
-    with pytest.raises(ValueError, match=r"q has shape \(6, 2\)"):
         rbd.point_velocity(m, Q, Q, 2, np.zeros(3), frame="world")
     with pytest.raises(ValueError, match=r"q has shape \(6, 2\)"):
         rbd.jacobian(m, Q, 2, frame="world")
