@@ -35,11 +35,12 @@ import numpy as np
 from .crb import crba
 from .integrate import Trajectory, rk4_step, time_grid
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, zyx_angles
-from .kinematics import body_accelerations, body_velocities, forward_kinematics, jacobian
+from .kinematics import (body_accelerations, body_velocities, forward_kinematics, jacobian,
+                         motion_subspaces)
 from .model import GRAVITY, Model, check_state, integrate_q, planar_chain, pointers
 from .models import segment_inertia
 from .rnea import rnea
-from .spatial import (cross_motion, inv_X, log_so3, mcI, plux, plux_parts, quat_to_rot,
+from .spatial import (cross_motion, inv_X, log_so3, mcI, mv, plux, plux_parts, quat_to_rot,
                       rot_to_quat, rotx)
 
 __all__ = ["outward", "inward", "rnea_pointers", "SingularClosure", "LoopNotClosed", "Loop",
@@ -224,8 +225,15 @@ def loop_jacobian(mech, q):
     model = mech.model
     (q,) = check_state(model, q=q)
     X0 = forward_kinematics(model, q)
-    rows = [X0[lp.virtual] @ (_world_jacobian(model, q, lp.real)
-                              - _world_jacobian(model, q, lp.virtual))             # (5)
+    # body i's world Jacobian keeps, of every joint's columns ⁰X_k S_k, those of the
+    # joints on i's path: one forward kinematics serves every loop
+    body = model.velocity_body
+    S0 = mv(inv_X(X0[body]), motion_subspaces(model, q).T).T                      # 6 x nv
+
+    def on_path(i):
+        return np.isin(body, model.ancestors(i)).astype(int)
+
+    rows = [X0[lp.virtual] @ (S0 * (on_path(lp.real) - on_path(lp.virtual)))       # (5)
             for lp in mech.loops]
     return np.vstack(rows) if rows else np.zeros((0, model.nv))                     # (6)
 
