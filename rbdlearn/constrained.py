@@ -418,9 +418,16 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
                          f"Ċ = {c0.Cd:.3g} at the hand r = {c0.r} ({system.surface.name}); "
                          f"the constraint is kept at the acceleration level only")
     tau_of = tau if callable(tau) else (lambda t, q, qd: tau)
+    solved = {}        # RK4's first stage at a saved state is that state's solve: kept
 
     def solve(q, qd, tau):
         """(q̈, f_n, contact state) at one state."""
+        key = (q.tobytes(), qd.tobytes(), np.asarray(tau, dtype=float).tobytes())
+        if key not in solved:
+            solved[key] = _solve(q, qd, tau)
+        return solved[key]
+
+    def _solve(q, qd, tau):
         with np.errstate(all="ignore"):           # a diverging run is reported below
             if method == "kkt":
                 c = contact_state(system, q, qd)
