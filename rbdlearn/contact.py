@@ -325,18 +325,24 @@ def lemke(M, b, max_pivots=None, what="LCP"):
                             f"pivots without a solution")
 
 
-def _project(x, radius, dirs):
+def _unit_polygon(d):
+    """The friction pyramid's polygon of radius 1: its vertices (``friction_directions``),
+    its edges and their outward normals (d x 2 each), built once per solve."""
+    dirs = friction_directions(d)
+    edges = np.roll(dirs, -1, axis=0) - dirs
+    return dirs, edges, np.column_stack([edges[:, 1], -edges[:, 0]])  # anticlockwise
+
+
+def _project(x, radius, polygon):
     """The Euclidean projection of x (2-vector) onto the friction set of the given
-    radius: the disc (``dirs is None``, the cone) or the polygon with vertices
-    radius·dirs (the pyramid)."""
+    radius: the disc (``polygon is None``, the cone) or ``radius`` times the unit polygon
+    (vertices, edges, outward normals) of ``_unit_polygon`` (the pyramid)."""
     if radius <= 1e-100:                 # zero (or so small that its square underflows)
         return np.zeros(2)
-    if dirs is None:
+    if polygon is None:
         r = np.linalg.norm(x)
         return x if r <= radius else x * (radius / r)
-    V = radius * dirs
-    edges = np.roll(V, -1, axis=0) - V
-    outward = np.column_stack([edges[:, 1], -edges[:, 0]])      # polygon is anticlockwise
+    V, edges, outward = radius * polygon[0], radius * polygon[1], polygon[2]
     if np.all(np.einsum("ij,ij->i", outward, x - V) <= 0.0):
         return x
     s = np.clip(np.einsum("ij,ij->i", x - V, edges) / np.einsum("ij,ij->i", edges, edges),
@@ -358,7 +364,7 @@ def pgs(K, v, contacts, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000
     :class:`ContactWarning` names the worst contact and the residual."""
     if friction not in ("pyramid", "cone"):
         raise ContactError(f"friction must be 'pyramid' or 'cone', got {friction!r}")
-    dirs = friction_directions(d) if friction == "pyramid" else None
+    polygon = _unit_polygon(d) if friction == "pyramid" else None
     cs = _check_contacts(None, contacts)
     K, v = _check_Kv(K, v, len(cs))
     m = len(cs)
@@ -381,13 +387,13 @@ def pgs(K, v, contacts, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000
             new = max(0.0, Pn - (c.n @ vel[k] + phi[k]) / Knn[k])
             update(k, (new - Pn) * c.n)
             Pt = c.T.T @ P[k]
-            new_t = _project(Pt - c.T.T @ vel[k] / rt[k], c.mu * new, dirs)
+            new_t = _project(Pt - c.T.T @ vel[k] / rt[k], c.mu * new, polygon)
             update(k, c.T @ (new_t - Pt))
         for k, c in enumerate(cs):                       # natural-map residual, m/s
             Pn, wn = c.n @ P[k], c.n @ vel[k] + phi[k]
             Pt = c.T.T @ P[k]
             err_t = rt[k] * np.linalg.norm(Pt - _project(Pt - c.T.T @ vel[k] / rt[k],
-                                                         c.mu * Pn, dirs))
+                                                         c.mu * Pn, polygon))
             errors[k] = max(abs(min(Knn[k] * Pn, wn)), err_t)
         if errors.max() <= tol:
             return P, float(errors.max()), it
