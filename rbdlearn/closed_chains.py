@@ -35,12 +35,12 @@ import numpy as np
 from .crb import crba
 from .integrate import Trajectory, rk4_step, time_grid
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, zyx_angles
-from .kinematics import (body_accelerations, body_velocities, forward_kinematics, jacobian,
-                         motion_subspaces)
+from .kinematics import (base_subspaces, body_accelerations, body_velocities,
+                         forward_kinematics)
 from .model import GRAVITY, Model, check_state, integrate_q, planar_chain, pointers
 from .models import segment_inertia
 from .rnea import rnea
-from .spatial import (cross_motion, inv_X, log_so3, mcI, mv, plux, plux_parts, quat_to_rot,
+from .spatial import (cross_motion, inv_X, log_so3, mcI, plux, plux_parts, quat_to_rot,
                       rot_to_quat, rotx)
 
 __all__ = ["outward", "inward", "rnea_pointers", "SingularClosure", "LoopNotClosed", "Loop",
@@ -214,8 +214,10 @@ def loop_residual(mech, q):
     return np.concatenate(e) if e else np.zeros(0)
 
 
-def _world_jacobian(model, q, i):
-    return np.zeros((6, model.nv)) if i == 0 else jacobian(model, q, i, frame="world")
+def _world_jacobian(model, S0, i):
+    """Body i's world Jacobian from ``S0``, every joint's column ⁰S_k side by side
+    (``kinematics.base_subspaces``): it keeps the columns of the joints on i's path."""
+    return S0 * np.isin(model.velocity_body, model.ancestors(i))
 
 
 def loop_jacobian(mech, q):
@@ -225,15 +227,9 @@ def loop_jacobian(mech, q):
     model = mech.model
     (q,) = check_state(model, q=q)
     X0 = forward_kinematics(model, q)
-    # body i's world Jacobian keeps, of every joint's columns ⁰X_k S_k, those of the
-    # joints on i's path: one forward kinematics serves every loop
-    body = model.velocity_body
-    S0 = mv(inv_X(X0[body]), motion_subspaces(model, q).T).T                      # 6 x nv
-
-    def on_path(i):
-        return np.isin(body, model.ancestors(i)).astype(int)
-
-    rows = [X0[lp.virtual] @ (S0 * (on_path(lp.real) - on_path(lp.virtual)))       # (5)
+    S0 = base_subspaces(model, q, X0).T            # 6 x nv: one forward kinematics for all
+    rows = [X0[lp.virtual] @ (_world_jacobian(model, S0, lp.real)
+                              - _world_jacobian(model, S0, lp.virtual))            # (5)
             for lp in mech.loops]
     return np.vstack(rows) if rows else np.zeros((0, model.nv))                     # (6)
 
@@ -682,8 +678,9 @@ def connect(mech, q, qd, a, b, joint=None, Xb=None, name=None):
     r = reduction(mech, q, qd)
     A = r.W.T @ crba(model, q) @ r.W                      # the old mechanism's inertia
     Xf = Xb @ X0[b]                                       # ᶠX₀, the new frame
-    J1 = Xf @ _world_jacobian(model, q, a) @ r.W          # link a at the new frame
-    J2 = Xf @ _world_jacobian(model, q, b) @ r.W
+    S0 = base_subspaces(model, q, X0).T
+    J1 = Xf @ _world_jacobian(model, S0, a) @ r.W         # link a at the new frame
+    J2 = Xf @ _world_jacobian(model, S0, b) @ r.W
     Jn = joint.S(joint.neutral())
     qd_G = qd[list(r.split.G)]
     dqd_G, F = velocity_jump(A, J1, J2, Jn, qd_G)

@@ -22,18 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kinematics import (base_transforms, body_pose, forward_kinematics, jacobian,
-                         joint_transforms, motion_subspaces, point_jacobian,
-                         stacked_inertias)
+from .kinematics import (base_subspaces, base_transforms, body_pose, forward_kinematics,
+                         jacobian, joint_transforms, point_jacobian, stacked_inertias)
 from .model import check_state, without_gravity
 from .rnea import rnea, rnea_flops
-from .spatial import inertia_params, mm, mm_flops, mtv, mv
+from .spatial import inertia_params, mm, mm_flops, mv
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
            "crba_3vector", "unit_vector_method", "jacobian_method", "operation_counts"]
-
-
-_PI = [3, 4, 5, 0, 1, 2]                # Π: [angular; linear] ↔ [linear; angular]
 
 
 def support_mask(model):
@@ -56,14 +52,9 @@ def crba(model, q):
         if model.parent[i] > 0:
             IC[model.parent[i]] += IC[i]                               # (CRB-1)
     # (CRB-2) for every pair of joints at once: one column ⁰S_k of ⁰S_i = ⁰X_i S_i and
-    # one ⁰F_k of ⁰F_i = ⁰I^C_i ⁰S_i per velocity k, body = model.velocity_body[k].
-    # ⁰X_i = (ⁱX₀)⁻¹ = Π ⁱX₀ᵀ Π, with Π swapping a vector's angular and linear halves
-    # (X⁻¹ = (X*)ᵀ and X* = Π X Π), so no transform is inverted.
-    S = motion_subspaces(model, q)
+    # one ⁰F_k of ⁰F_i = ⁰I^C_i ⁰S_i per velocity k, body = model.velocity_body[k]
     body = model.velocity_body
-    cols = np.moveaxis(S, -1, 0) if S.ndim > 2 else S.T.reshape(
-        (model.nv,) + (1,) * len(batch) + (6,))                        # S's columns
-    S0 = mtv(X0[body], cols[..., _PI])[..., _PI]                       # (nv, ..., 6)
+    S0 = base_subspaces(model, q, X0)                                  # (nv, ..., 6)
     F0 = mv(IC[body], S0)
     if batch:                                                          # (..., nv, 6)
         S0, F0 = np.moveaxis(S0, 0, -2), np.moveaxis(F0, 0, -2)

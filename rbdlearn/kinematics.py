@@ -16,16 +16,16 @@ take a batch of states, q (..., nq), qd and qdd (..., nv): the transforms are th
 at once (see ``spatial.mv``).
 
 The pieces the algorithms share are here too: the joint transforms of every body
-(``rnea``, ``aba``, ``crba``), the motion subspaces side by side and the inertias stacked
-(``crba``).
+(``rnea``, ``aba``, ``crba``), the motion subspaces side by side, in joint and in base
+coordinates, and the inertias stacked (``crba``, ``closed_chains.loop_jacobian``).
 """
 
 import numpy as np
 
 from .model import batch_shape, check_state
-from .spatial import cross3, cross_motion, inv_X, mm, mv, plux_parts, skew
+from .spatial import cross3, cross_motion, inv_X, mm, mtv, mv, plux_parts, skew
 
-__all__ = ["joint_transforms", "base_transforms", "forward_kinematics", "body_pose",
+__all__ = ["joint_transforms", "base_transforms", "base_subspaces", "forward_kinematics", "body_pose",
            "body_velocities", "body_accelerations", "jacobian", "point_jacobian", "jdot_qdot",
            "point_velocity"]
 
@@ -79,6 +79,22 @@ def motion_subspaces(model, q):
     blocks = [model.joints[i].S(q[..., model.q_slices[i]]) for i in range(1, model.N + 1)]
     return np.concatenate([np.zeros(batch + (6, 0))]
                           + [np.broadcast_to(b, batch + b.shape[-2:]) for b in blocks], axis=-1)
+
+
+_PI = [3, 4, 5, 0, 1, 2]                # Π: [angular; linear] ↔ [linear; angular]
+
+
+def base_subspaces(model, q, X0):
+    """Every joint's motion subspace in base coordinates, one column per joint velocity k,
+    ⁰S_k = ⁰X_i S_k with i = ``model.velocity_body[k]``, given X0 = ``base_transforms``
+    at q; as rows, (nv, ..., 6).
+
+    No transform is inverted: ⁰X_i = (ⁱX₀)⁻¹ = Π ⁱX₀ᵀ Π, with Π swapping a vector's
+    angular and linear halves (X⁻¹ = (X*)ᵀ and X* = Π X Π)."""
+    S = motion_subspaces(model, q)
+    cols = np.moveaxis(S, -1, 0) if S.ndim > 2 else S.T.reshape(
+        (model.nv,) + (1,) * (np.ndim(q) - 1) + (6,))                  # S's columns
+    return mtv(X0[model.velocity_body], cols[..., _PI])[..., _PI]
 
 
 def stacked_inertias(model, batch):
