@@ -49,8 +49,14 @@ class ContactError(ValueError):
     """A contact that the solvers cannot take; the message names the contact."""
 
 
-class LCPRayTermination(ArithmeticError):
-    """Lemke's algorithm left along an unbounded ray: it found no solution."""
+class LCPError(ContactError):
+    """An LCP that the solver could not solve to its tolerance: the message names the
+    problem and the residual."""
+
+
+class LCPRayTermination(LCPError):
+    """Lemke's algorithm left along an unbounded ray (or ran out of pivots): it found no
+    solution."""
 
 
 class ContactWarning(RuntimeWarning):
@@ -100,7 +106,14 @@ def _real(x, what, lo=0.0):
     return float(x)
 
 
+def _count(x, what, lo=1):
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < lo:
+        raise ContactError(f"{what} must be an integer ≥ {lo}, got {x!r}")
+    return int(x)
+
+
 def _step_length(h):
+    """A time step: a finite number > 0 (s)."""
     if _real(h, "time step h") == 0.0:
         raise ContactError("time step h must be > 0, got 0")
     return float(h)
@@ -119,11 +132,23 @@ def _moves(model, i):
     return any(model.joints[k].nv > 0 for k in model.ancestors(i))
 
 
+def _contact_list(contacts):
+    """``contacts`` as a list: a list, tuple or other iterable of :class:`Contact` (a
+    generator is read once), or a single Contact."""
+    if isinstance(contacts, (Contact, _Checked)):
+        return [contacts]
+    if isinstance(contacts, (str, bytes, dict)) or not hasattr(contacts, "__iter__"):
+        raise ContactError(f"contacts must be a Contact or a list of them, got "
+                           f"{type(contacts).__name__}")
+    return list(contacts)
+
+
 def _check_contacts(model, contacts):
     """The checked contacts; ``model=None`` checks only what needs no model (normal, μ,
     gap), for the solvers that take K and v directly (``sides`` is then empty)."""
+    contacts = _contact_list(contacts)
     if contacts and all(isinstance(c, _Checked) for c in contacts):
-        return list(contacts)
+        return contacts
     out = []
     for k, c in enumerate(contacts):
         if not isinstance(c, Contact):
@@ -143,6 +168,8 @@ def _check_contacts(model, contacts):
             if body == 0:
                 continue
             where = f"{label}: body {body} ('{model.body_names[body]}')"
+            if role == "other" and body == c.body:
+                raise ContactError(f"{where} touches itself: body and other must differ")
             if inertia_params(model.I[body], allow_massless=True)[0] <= 0.0:
                 raise ContactError(f"{where} is massless: a contact needs a body with mass")
             if not _moves(model, body):
@@ -229,6 +256,14 @@ def _check_Kv(K, v, m):
                            f"velocities each, got K {K.shape} and v {v.shape}")
     if not (np.all(np.isfinite(K)) and np.all(np.isfinite(v))):
         raise ContactError("K and v must be finite")
+    asym = np.abs(K - K.T).max()
+    if asym > 1e-9 * np.abs(K).max():
+        raise ContactError(f"K must be symmetric (a Delassus matrix J H⁻¹ Jᵀ), got "
+                           f"max |K − Kᵀ| = {asym:.3g} against max |K| = {np.abs(K).max():.3g}")
+    lowest = np.linalg.eigvalsh(K)[0]
+    if lowest < -1e-9 * np.abs(K).max():
+        raise ContactError(f"K must be positive semi-definite (a Delassus matrix J H⁻¹ "
+                           f"Jᵀ), got an eigenvalue {lowest:.3g}")
     return K, v.reshape(m, 3)
 
 
@@ -241,8 +276,15 @@ def _check_mobility(K, cs):
 
 
 def _bias(cs, v, h):
-    """b_n = n·v* + φ/h per contact (φ/h omitted for a pure impulse, h = None)."""
-    return np.array([c.n @ v[k] + (c.gap / h if h else 0.0) for k, c in enumerate(cs)])
+    """n·v* + φ/h per contact (φ/h omitted for a pure impulse, h = None)."""
+    if h is not None:
+        _step_length(h)
+    out = np.array([c.n @ v[k] + (c.gap / h if h else 0.0) for k, c in enumerate(cs)])
+    for c, b in zip(cs, out):
+        if not math.isfinite(b):
+            raise ContactError(f"{c.label}: n·v + gap/h = {b} is not finite (gap "
+                               f"{c.gap:g} m over the step h = {h:g} s)")
+    return out
 
 
 def contact_lcp(K, v, contacts, h=None, d=4):
@@ -273,56 +315,140 @@ def contact_lcp(K, v, contacts, h=None, d=4):
     return M, b, G
 
 
-def lemke(M, b, max_pivots=None, what="LCP"):
-    """z ≥ 0 with w = M z + b ≥ 0 and zᵀw = 0, by Lemke's complementary pivoting.
+@dataclass(frozen=True)
+class LCPSolution:
+    """A solution of w = M z + b, z ≥ 0, w ≥ 0, zᵀw = 0 found by :func:`lemke`, with its
+    check: ``residual`` = max_i |min(z_i, w_i)| in the equilibrated variables, relative
+    to their scale (0 exactly at a solution); ``pivots`` of the accepted walk; the
+    ``covering`` vector's number (0: e = 1) and the ``regularization`` ε it used."""
+    z: np.ndarray
+    w: np.ndarray
+    residual: float
+    pivots: int
+    covering: int = 0
+    regularization: float = 0.0
 
-    An artificial variable z0 with covering vector e = 1 makes w = M z + b + e z0
-    feasible at z = 0; each pivot brings in the complement of the variable that just
-    left, until z0 leaves. Ties in the ratio test are broken lexicographically (rows
-    of B⁻¹), so degenerate problems — redundant contacts — cannot cycle. Raises
-    :class:`LCPRayTermination` (naming ``what``) if the entering column has no
-    positive entry, and after ``max_pivots`` pivots (default 50 n)."""
-    M, b = np.asarray(M, dtype=float), np.asarray(b, dtype=float)
-    n = b.shape[0] if b.ndim == 1 else -1
-    if n < 1 or M.shape != (n, n) or not (np.all(np.isfinite(M)) and np.all(np.isfinite(b))):
-        raise ValueError(f"{what}: lemke needs a finite n x n M and n-vector b, got "
-                         f"shapes {M.shape}, {b.shape}")
-    if np.all(b >= 0):
-        return np.zeros(n)
-    # tableau [I | −M | −e | b]: columns 0..n−1 are w, n..2n−1 z, 2n z0
-    tab = np.hstack([np.eye(n), -M, -np.ones((n, 1)), b[:, None]])
-    basis = list(range(n))
-    tol = 1e-12 * max(1.0, np.abs(M).max())
-    ties = b <= b.min() + 1e-9 * max(1.0, abs(b.min()))
-    r = int(np.flatnonzero(ties)[-1])                 # lexicographic: last of the ties
-    entering = 2 * n
-    for _ in range(max_pivots or 50 * n):
-        tab[r] /= tab[r, entering]                    # pivot
-        for i in range(n):
-            if i != r:
-                tab[i] -= tab[i, entering] * tab[r]
+
+def _equilibrate(M, sweeps=8):
+    """s > 0 such that every row and column of S M S (S = diag s) has largest entry ≈ 1
+    (Ruiz's symmetric scaling). LCP(M, b) and LCP(SMS, Sb) have the same solutions,
+    z = S z′, w = S⁻¹ w′, and on the second the contact LCP's mixed units (impulses,
+    speeds) become numbers of one size, so one tolerance serves every row."""
+    s, A = np.ones(len(M)), np.abs(M)
+    for _ in range(sweeps):
+        S = s[:, None] * A * s
+        r = np.maximum(S.max(axis=0), S.max(axis=1))
+        s /= np.sqrt(np.where(r > 0.0, r, 1.0))
+    return s
+
+
+def _natural_residual(M, b, z):
+    """max_i |min(z_i, w_i)| / scale, w = M z + b, scale = max(|b|, |z|): zero exactly at
+    a solution; it measures a negative w_i and a pair with both z_i, w_i > 0 alike."""
+    return float(np.abs(np.minimum(z, M @ z + b)).max()
+                 / max(np.abs(b).max(), np.abs(z).max(), np.finfo(float).tiny))
+
+
+def _lex_min_ratio(x, Binv, col, rows, is_z0):
+    """The row that leaves: the smallest ratio x_i / col_i over ``rows`` (col_i > 0; an
+    x_i below zero by round-off counts as 0). Ratios within 1e-12 of the smallest tie;
+    if z0's row is among them it leaves (the walk ends on a solution); otherwise the tie
+    goes to the lexicographically smallest row of B⁻¹ / col, column by column — the rule
+    that keeps a degenerate walk from cycling (Cottle, Pang and Stone, §4.9)."""
+    keys = [np.maximum(x, 0.0)] + list(Binv.T)
+    for k, key in enumerate(keys):
+        ratio = key[rows] / col[rows]
+        rows = rows[ratio <= ratio.min() + 1e-12 * max(1.0, np.abs(key).max())]
+        if k == 0 and is_z0[rows].any():
+            return rows[is_z0[rows]][0]
+        if rows.size == 1:
+            break
+    return rows[0]
+
+
+def _lemke_walk(M, b, e, max_pivots, what):
+    """One walk of complementary pivoting on I w − M z − e z0 = b from w = b: z0 enters,
+    and each pivot brings in the complement of the variable that just left, until z0
+    leaves. The basic solution and the entering column are computed from M and b at
+    every pivot (B⁻¹ from the columns of the current basis), never by updating a
+    tableau, so round-off cannot accumulate along the walk. Returns (z, pivots)."""
+    n = len(b)
+    A = np.hstack([np.eye(n), -M, -e[:, None]])       # columns: w 0..n−1, z n..2n−1, z0 2n
+    basis = np.arange(n)
+    start = b / e                                     # z0 = −min(b/e) makes every w ≥ 0
+    r = np.flatnonzero(start <= start.min() + 1e-12 * max(1.0, -start.min()))[-1]
+    entering = 2 * n                                  # (of tied rows the last: lexicographic)
+    for pivots in range(1, max_pivots + 1):
         leaving, basis[r] = basis[r], entering
+        Binv = np.linalg.inv(A[:, basis])
+        x = Binv @ b                                  # the basic variables
         if leaving == 2 * n:                          # z0 left: a solution
             z = np.zeros(2 * n + 1)
-            z[basis] = tab[:, -1]
-            return np.maximum(z[n:2 * n], 0.0)
-        entering = leaving + n if leaving < n else leaving - n   # the complement
-        col = tab[:, entering]
-        rows = np.flatnonzero(col > tol)
+            z[basis] = x
+            return np.maximum(z[n:2 * n], 0.0), pivots
+        entering = leaving + n if leaving < n else leaving - n       # the complement
+        col = Binv @ A[:, entering]                   # how the basic variables respond
+        # a pivot must stand clear of the round-off in B⁻¹a: a smaller one is a zero
+        floor = 1e-9 * np.abs(Binv).sum(axis=1).max() * np.abs(A[:, entering]).max()
+        rows = np.flatnonzero(col > floor)
         if rows.size == 0:
             var = f"w[{entering}]" if entering < n else f"z[{entering - n}]"
             raise LCPRayTermination(f"{what}: Lemke's algorithm ended on a ray ({var} can "
-                                    f"grow without bound): no solution found")
-        # ratio test on [b | B⁻¹] / col, lexicographically: ratios within round-off of
-        # the smallest are ties, decided by the next column
-        for key in [-1] + list(range(n)):
-            ratio = tab[rows, key] / col[rows]
-            rows = rows[ratio <= ratio.min() + 1e-9 * max(1.0, abs(ratio.min()))]
-            if rows.size == 1:
-                break
-        r = int(rows[0])
-    raise LCPRayTermination(f"{what}: Lemke's algorithm stopped after {max_pivots or 50 * n} "
-                            f"pivots without a solution")
+                                    f"grow without bound)")
+        r = _lex_min_ratio(x, Binv, col, rows, basis == 2 * n)
+    raise LCPRayTermination(f"{what}: Lemke's algorithm stopped after {max_pivots} pivots")
+
+
+def lemke(M, b, max_pivots=None, what="LCP", tol=1e-9):
+    """z ≥ 0 with w = M z + b ≥ 0 and zᵀw = 0, by Lemke's complementary pivoting
+    (:func:`_lemke_walk`), returned as an :class:`LCPSolution` only after the check
+    ``residual ≤ tol``. Four guards make it hold on the degenerate problems that
+    simulations produce (redundant contacts, ties at the round-off level):
+
+    1. the problem is equilibrated first (:func:`_equilibrate`), so tolerances mean the
+       same in every row;
+    2. every pivot recomputes the basic solution from M and b (no tableau drift), and
+       a pivot must stand clear of the round-off of B⁻¹;
+    3. ties in the ratio test are broken lexicographically, and z0 leaves when it can;
+    4. if a walk ends on a ray or its answer fails the check, the walk is repeated with
+       two other covering vectors e (any e > 0 is valid; each takes its own path), then
+       on M + εI with ε = 1e-12, 1e-11, 1e-10 (relative; a strictly copositive matrix,
+       on which Lemke cannot end on a ray). A regularized answer is accepted only if it
+       passes the check on the original problem.
+
+    Raises :class:`LCPRayTermination` (naming ``what``) when every walk ended on a ray or
+    at ``max_pivots`` (default 50 n), :class:`LCPError` when walks ended but no answer
+    passed the check."""
+    M, b = np.asarray(M, dtype=float), np.asarray(b, dtype=float)
+    n = b.shape[0] if b.ndim == 1 else -1
+    if n < 1 or M.shape != (n, n) or not (np.all(np.isfinite(M)) and np.all(np.isfinite(b))):
+        raise LCPError(f"{what}: lemke needs a finite n x n M and n-vector b, got "
+                       f"shapes {M.shape}, {b.shape}")
+    cap = 50 * n if max_pivots is None else _count(max_pivots, "max_pivots")
+    tol = _real(tol, "tol")
+    s = _equilibrate(M)
+    Ms, bs = s[:, None] * M * s, s * b
+    if np.all(bs >= 0.0):
+        return LCPSolution(np.zeros(n), b.copy(), 0.0, 0)
+    ramp = np.arange(n) / n
+    attempts = ([(k, e, 0.0) for k, e in enumerate((np.ones(n), 1.0 + ramp, 2.0 - ramp))]
+                + [(0, np.ones(n), eps) for eps in (1e-12, 1e-11, 1e-10)])
+    failures = []
+    for k, e, eps in attempts:
+        try:
+            zs, pivots = _lemke_walk(Ms + eps * np.eye(n), bs, e, cap, what)
+        except (LCPRayTermination, np.linalg.LinAlgError) as err:
+            failures.append(err)
+            continue
+        residual = _natural_residual(Ms, bs, zs)
+        if residual <= tol:
+            z = s * zs
+            return LCPSolution(z, M @ z + b, residual, pivots, k, eps)
+        failures.append(LCPError(f"{what}: residual {residual:.2g} > tol {tol:g}"))
+    tries = f"on all {len(attempts)} tries (3 covering vectors, 3 regularizations)"
+    if all(isinstance(f, LCPRayTermination) for f in failures):
+        raise LCPRayTermination(f"{failures[0]}, {tries}: no solution found")
+    raise LCPError(f"{failures[0]}; no answer passed the check {tries}")
 
 
 def _unit_polygon(d):
@@ -360,11 +486,13 @@ def pgs(K, v, contacts, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000
     with r the largest eigenvalue of its 2x2 block K_tt (a fixed point is exactly a
     solution: the friction impulse then maximizes dissipation over the set).
     Returns ``(P (m x 3), residual, iterations)``; the residual is the largest natural-map
-    error, in m/s. If it is still above ``tol`` after ``max_iter`` sweeps, a
+    error relative to the problem's speed V (the largest of |v*| and φ/h): it stops when
+    it is ≤ ``tol``. If it is still above after ``max_iter`` sweeps, a
     :class:`ContactWarning` names the worst contact and the residual."""
     if friction not in ("pyramid", "cone"):
         raise ContactError(f"friction must be 'pyramid' or 'cone', got {friction!r}")
     polygon = _unit_polygon(d) if friction == "pyramid" else None
+    tol, max_iter = _real(tol, "tol"), _count(max_iter, "max_iter")
     cs = _check_contacts(None, contacts)
     K, v = _check_Kv(K, v, len(cs))
     m = len(cs)
@@ -374,7 +502,8 @@ def pgs(K, v, contacts, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000
     _check_mobility(K, cs)
     rt = [max(np.linalg.eigvalsh(c.T.T @ K[3 * k:3 * k + 3, 3 * k:3 * k + 3] @ c.T)[-1],
               1e-12 * Knn[k]) for k, c in enumerate(cs)]    # K_tt = 0: a long step
-    phi = [c.gap / h if h else 0.0 for c in cs]
+    phi = _bias(cs, np.zeros((m, 3)), h)                 # φ/h (0 without h)
+    V = max(np.abs(v).max(), phi.max(), np.finfo(float).tiny)   # the problem's speed
 
     def update(k, dP):                                  # v⁺ = v* + K P, kept current
         P[k] += dP
@@ -389,19 +518,78 @@ def pgs(K, v, contacts, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000
             Pt = c.T.T @ P[k]
             new_t = _project(Pt - c.T.T @ vel[k] / rt[k], c.mu * new, polygon)
             update(k, c.T @ (new_t - Pt))
-        for k, c in enumerate(cs):                       # natural-map residual, m/s
+        for k, c in enumerate(cs):                       # natural-map residual / V
             Pn, wn = c.n @ P[k], c.n @ vel[k] + phi[k]
             Pt = c.T.T @ P[k]
             err_t = rt[k] * np.linalg.norm(Pt - _project(Pt - c.T.T @ vel[k] / rt[k],
                                                          c.mu * Pn, polygon))
-            errors[k] = max(abs(min(Knn[k] * Pn, wn)), err_t)
+            errors[k] = max(abs(min(Knn[k] * Pn, wn)), err_t) / V
         if errors.max() <= tol:
             return P, float(errors.max()), it
     worst = int(np.argmax(errors))
     warnings.warn(f"PGS did not converge in {max_iter} sweeps: residual {errors.max():.3g} "
-                  f"m/s > tol {tol:g}, largest at {cs[worst].label}", ContactWarning,
-                  stacklevel=2)
+                  f"> tol {tol:g} (relative to the speed {V:.3g} m/s), largest at "
+                  f"{cs[worst].label}", ContactWarning, stacklevel=2)
     return P, float(errors.max()), max_iter
+
+
+@dataclass(frozen=True)
+class ContactResiduals:
+    """How far impulses P are from solving the contact problem, each relative to the
+    problem's scale and 0 exactly at a solution, and the contact ``where`` the worst is:
+
+    - ``normal``: |min(P_n / P_s, (n·v⁺ + φ/h) / V)|, which is > 0 when the ground pulls,
+      when the point ends inside, or when both the impulse and the gap are open;
+    - ``friction``: how far P_t lies outside the friction set of radius μ P_n, / P_s;
+    - ``dissipation``: P_t·v_t⁺ − min over the set of F·v_t⁺, / (P_s V): 0 when
+      friction takes the most energy its set allows (sticking, or sliding on the edge
+      against the slip).
+
+    V: the largest of |v*|, |v⁺| and φ/h; P_s: the larger of |P| and V / max Kᵢᵢ.
+    Written from the contact conditions, not from any solver's variables."""
+    normal: float
+    friction: float
+    dissipation: float
+    where: str
+
+    @property
+    def worst(self):
+        return max(self.normal, self.friction, self.dissipation)
+
+
+def contact_residuals(K, v, contacts, P, h=None, d=4, friction="pyramid"):
+    """The :class:`ContactResiduals` of impulses P (m x 3, world axes) for the
+    ``contacts`` with Delassus matrix K and free velocities v (m x 3): the check every
+    solution of :func:`solve_contacts` passes. ``friction``: the set, the pyramid of
+    ``d`` directions or the cone."""
+    if friction not in ("pyramid", "cone"):
+        raise ContactError(f"friction must be 'pyramid' or 'cone', got {friction!r}")
+    cs = _check_contacts(None, contacts)
+    K, v = _check_Kv(K, v, len(cs))
+    P = np.asarray(P, dtype=float)
+    if P.shape != v.shape or not np.all(np.isfinite(P)):
+        raise ContactError(f"P must be finite, one 3-vector per contact {v.shape}, got "
+                           f"{P.shape}")
+    v_after = v + (K @ P.ravel()).reshape(v.shape)
+    phi = _bias(cs, np.zeros(v.shape), h)
+    V = max(np.abs(v).max(), np.abs(v_after).max(), phi.max(), np.finfo(float).tiny)
+    P_s = max(np.abs(P).max(), V / np.diag(K).max())
+    dirs = friction_directions(d)
+    edges = np.roll(dirs, -1, axis=0) - dirs          # the pyramid's edges' outward normals
+    outward = np.column_stack([edges[:, 1], -edges[:, 0]]) / np.linalg.norm(edges[0])
+    rows = []
+    for c, Pk, vk, phik in zip(cs, P, v_after, phi):
+        Pn, x, u = c.n @ Pk, c.T.T @ Pk, c.T.T @ vk
+        if friction == "pyramid":                     # inradius cos(π/d), vertices μ P_n d_j
+            outside = (outward @ x).max() - c.mu * Pn * np.cos(np.pi / d)
+            least = c.mu * Pn * (dirs @ u).min()
+        else:
+            outside, least = np.linalg.norm(x) - c.mu * Pn, -c.mu * Pn * np.linalg.norm(u)
+        rows.append((abs(min(Pn / P_s, (c.n @ vk + phik) / V)), max(outside, 0.0) / P_s,
+                     abs(x @ u - least) / P_s / V))
+    rows = np.array(rows)
+    worst = cs[int(np.argmax(rows.max(axis=1)))].label
+    return ContactResiduals(*(float(r) for r in rows.max(axis=0)), worst)
 
 
 # ------------------------------------------------------------- one point, one impulse
@@ -530,65 +718,98 @@ class ContactSolution:
     """The contact impulses of one step: ``P`` (m x 3, world axes, on ``body``; −P on
     ``other``), their normal parts ``P_n`` (m), ``v_before`` / ``v_after`` the contact
     velocities (m x 3) without and with the impulses, ``dqd`` = H⁻¹ Jᵀ P, ``solver``,
-    and for Lemke the LCP ``z``, ``w`` (z = [P_n; β; λ]; λ is the sliding speed);
-    for PGS ``residual`` and ``iterations``."""
+    ``residuals`` (:class:`ContactResiduals`, the check the answer passed), and the
+    solver's own record: ``residual`` (Lemke: of its LCP, PGS: of its natural map, both
+    relative) and ``iterations`` (pivots or sweeps); for Lemke also the LCP's ``z``,
+    ``w`` (z = [P_n; β; λ]; λ is the sliding speed)."""
     P: np.ndarray
     P_n: np.ndarray
     v_before: np.ndarray
     v_after: np.ndarray
     dqd: np.ndarray
     solver: str
+    residuals: ContactResiduals
+    residual: float
+    iterations: int
     z: np.ndarray = None
     w: np.ndarray = None
-    residual: float = 0.0
-    iterations: int = 0
 
 
 def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
-                   friction="pyramid", tol=1e-9, max_iter=5000):
-    """The impulses P that the ``contacts`` apply to a system moving with ``qd``
-    (for a time step: the free velocity q̇*) at ``q``: the LCP of the module docstring
-    with the Delassus operator of :func:`delassus`, by ``solver`` "lemke" (the pyramid
-    with ``d`` directions) or "pgs" (``friction`` "pyramid" or "cone"). ``h``: the step,
-    for the gaps (None: a pure impulse, gaps ignored). Returns a :class:`ContactSolution`;
-    ``dqd`` comes from one ABA at rest without gravity."""
+                   friction="pyramid", tol=1e-9, max_iter=5000, accept=1e-6):
+    """The impulses P that the ``contacts`` (a list of :class:`Contact`, one Contact, or a
+    function of q giving them) apply to a system moving with ``qd`` (for a time step:
+    the free velocity q̇*) at ``q``: the LCP of the module docstring with the Delassus
+    operator of :func:`delassus`, by ``solver`` "lemke" (the pyramid with ``d``
+    directions, to the relative tolerance ``tol``) or "pgs" (``friction`` "pyramid" or
+    "cone", to ``tol``, at most ``max_iter`` sweeps). ``h``: the step, for the gaps
+    (None: a pure impulse, gaps ignored).
+
+    Every answer is checked against the contact conditions (:func:`contact_residuals`)
+    before it is returned: beyond ``accept`` (relative), Lemke's answer raises
+    :class:`LCPError` and PGS's warns (:class:`ContactWarning`, as when it stops before
+    ``tol``). Returns a :class:`ContactSolution`; ``dqd`` comes from one ABA at rest
+    without gravity."""
     q, qd = check_state(model, q=q, qd=qd)
-    cs = _check_contacts(model, contacts)
+    cs = _check_contacts(model, _contacts_at(contacts, q))
     if h is not None:
         _step_length(h)
+    if solver not in ("lemke", "pgs"):
+        raise ContactError(f"solver must be 'lemke' or 'pgs', got {solver!r}")
+    if solver == "lemke" and friction != "pyramid":
+        raise ContactError(f"Lemke solves the friction pyramid's LCP, not friction="
+                           f"{friction!r}: use solver='pgs' for the cone")
+    accept = _real(accept, "accept")
     K = delassus(model, q, cs)                  # cs: checked once, not again inside
     v = contact_velocities(model, q, qd, cs)
+    labels = ", ".join(c.label for c in cs)
     if solver == "lemke":
         _check_mobility(K, cs)                  # (pgs checks it itself)
         M, b, G = contact_lcp(K, v, cs, h, d)
-        labels = ", ".join(c.label for c in cs)
-        z = lemke(M, b, what=f"contact LCP of {labels}")
-        P = (G @ z[:G.shape[1]]).reshape(-1, 3)
-        out = dict(z=z, w=M @ z + b)
-    elif solver == "pgs":
-        P, res, its = pgs(K, v, cs, h, d, friction, tol, max_iter)
-        out = dict(residual=res, iterations=its)
+        lcp = lemke(M, b, what=f"contact LCP of {labels}", tol=tol)
+        P = (G @ lcp.z[:G.shape[1]]).reshape(-1, 3)
+        out = dict(z=lcp.z, w=lcp.w, residual=lcp.residual, iterations=lcp.pivots)
     else:
-        raise ContactError(f"solver must be 'lemke' or 'pgs', got {solver!r}")
+        P, res, its = pgs(K, v, cs, h, d, friction, tol, max_iter)    # warns if res > tol
+        out = dict(residual=res, iterations=its)
+    residuals = contact_residuals(K, v, cs, P, h, d, friction)
+    if residuals.worst > accept:
+        message = (f"{solver} returned impulses that miss the contact conditions of "
+                   f"{labels} by {residuals.worst:.3g} > {accept:g} (relative; worst at "
+                   f"{residuals.where}): {residuals}")
+        if solver == "lemke":
+            raise LCPError(message)
+        if out["residual"] <= tol:              # (PGS has warned already otherwise)
+            warnings.warn(message, ContactWarning, stacklevel=2)
     f_ext, X0 = {}, forward_kinematics(model, q)
     for c, Pk in zip(cs, P):
         for b_, p, s in c.sides:
             f_ext[b_] = f_ext.get(b_, 0.0) + s * _Phi(X0, b_, p).T @ Pk    # Φᵀ P
     dqd = _impulse_response(model, q, f_ext=f_ext)
     P_n = np.array([c.n @ Pk for c, Pk in zip(cs, P)])
-    return ContactSolution(P, P_n, v, v + (K @ P.ravel()).reshape(-1, 3), dqd, solver, **out)
+    return ContactSolution(P, P_n, v, v + (K @ P.ravel()).reshape(-1, 3), dqd, solver,
+                           residuals, **out)
 
 
 def plane_contacts(model, points, mu=0.0, normal=(0.0, 0.0, 1.0), offset=0.0, margin=0.05,
                    names=None):
     """A function ``q → [Contact]`` for candidate ``points`` [(body, point in body
     coordinates)] against the plane n·x = ``offset`` (world), the bodies on the side
-    n·x ≥ offset: each point closer than ``margin`` becomes a contact with the ground,
-    with gap φ = n·x − offset (0 once the point has sunk below the plane: the step does
-    not push it out, which would add energy)."""
+    n·x ≥ offset: each point closer than ``margin`` (≥ 0) becomes a contact with the
+    ground, with gap φ = n·x − offset (0 once the point has sunk below the plane: the
+    step does not push it out, which would add energy)."""
     n = _vec3(normal, "plane normal")
+    if np.linalg.norm(n) < 1e-12:
+        raise ContactError("plane normal must be non-zero")
     n = n / np.linalg.norm(n)
-    names = names or [f"point {k}" for k in range(len(points))]
+    mu, margin = _real(mu, "friction mu"), _real(margin, "margin")
+    offset = _real(offset, "offset", lo=-math.inf)
+    points = list(points)
+    names = [f"point {k}" for k in range(len(points))] if names is None else list(names)
+    if len(names) != len(points):
+        raise ContactError(f"{len(points)} points need as many names, got {len(names)}")
+    for k, (body, p) in enumerate(points):      # checked now, not at the first contact
+        _check_contacts(model, [Contact(body, p, n, mu, name=names[k])])
 
     def contacts(q):
         X0 = forward_kinematics(model, q)
@@ -604,7 +825,11 @@ def plane_contacts(model, points, mu=0.0, normal=(0.0, 0.0, 1.0), offset=0.0, ma
 
 
 def _contacts_at(contacts, q):
-    return list(contacts(q) if callable(contacts) else contacts)
+    """The contacts at q: ``contacts`` itself (a Contact or a list of them) or what a
+    function of q returns (None: none)."""
+    if callable(contacts):
+        contacts = contacts(q)
+    return [] if contacts is None else _contact_list(contacts)
 
 
 def step(model, q, qd, tau, h, contacts, **solver_options):
@@ -612,8 +837,9 @@ def step(model, q, qd, tau, h, contacts, **solver_options):
     q̇* = q̇ + h H⁻¹(τ − C) (ABA), q̇⁺ = q̇* + H⁻¹ Jᵀ P (:func:`solve_contacts`; the
     impulse response by an ABA at rest without gravity), q⁺ = q ⊕ h q̇⁺ on the
     configuration's Lie group (:func:`rbdlearn.integrate_q`). ``contacts``: a list of
-    :class:`Contact` or a function of q giving it (empty: no contact this step).
-    Returns ``(q⁺, q̇⁺, solution)``, ``solution`` None without contacts."""
+    :class:`Contact`, one Contact, or a function of q giving them (empty or None: no
+    contact this step). Returns ``(q⁺, q̇⁺, solution)``, ``solution`` None without
+    contacts."""
     q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
     h = _step_length(h)
     qd_free = qd + h * aba(model, q, qd, tau)
@@ -635,14 +861,24 @@ class ContactTrajectory:
 
 
 def simulate(model, q0, qd0, h, n_steps, contacts, tau=None, **solver_options):
-    """``n_steps`` steps of :func:`step` from (q0, qd0); ``tau``: joint forces, a vector
-    or a function of (t, q, qd) (default zero); ``contacts`` as in :func:`step`."""
+    """``n_steps`` (≥ 1) steps of :func:`step` of length ``h`` from (q0, qd0); ``tau``:
+    joint forces, a vector or a function of (t, q, qd) (default zero); ``contacts`` as
+    in :func:`step`. A state that overflows ends the run with a ValueError that says
+    when."""
     q, qd = check_state(model, q=q0, qd=qd0)
+    h, n_steps = _step_length(h), _count(n_steps, "n_steps")
     t, Q, QD, sols, used = [0.0], [q], [qd], [], []
-    for k in range(int(n_steps)):
+    for k in range(n_steps):
         u = np.zeros(model.nv) if tau is None else (tau(t[-1], q, qd) if callable(tau)
                                                    else tau)
         active = _contacts_at(contacts, q)
-        q, qd, sol = step(model, q, qd, u, h, active, **solver_options)
+        try:
+            with np.errstate(over="raise", invalid="raise"):
+                q, qd, sol = step(model, q, qd, u, h, active, **solver_options)
+        except (FloatingPointError, OverflowError) as err:     # an overflow: diverged
+            raise ValueError(f"simulate diverged between t = {t[-1]:.6g} and "
+                             f"{t[-1] + h:.6g}: the state overflowed (|q̇| = "
+                             f"{np.linalg.norm(qd):.3g} before the step); try a smaller "
+                             f"h, or check the forces for energy fed in") from err
         t.append((k + 1) * h), Q.append(q), QD.append(qd), sols.append(sol), used.append(active)
     return ContactTrajectory(np.array(t), np.array(Q), np.array(QD), sols, used)
