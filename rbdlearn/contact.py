@@ -27,7 +27,7 @@ complementary pivoting (:func:`lemke`) or, contact by contact, by projected Gaus
 import math
 import numbers
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -366,7 +366,7 @@ def _lex_min_ratio(x, Binv, col, rows, is_z0):
     return rows[0]
 
 
-def _lemke_walk(M, b, e, max_pivots, what):
+def _lemke_walk(M, b, e, max_pivots, what, floor=1e-9):
     """One walk of complementary pivoting on I w − M z − e z0 = b from w = b: z0 enters,
     and each pivot brings in the complement of the variable that just left, until z0
     leaves. The basic solution and the entering column are computed from M and b at
@@ -389,8 +389,8 @@ def _lemke_walk(M, b, e, max_pivots, what):
         entering = leaving + n if leaving < n else leaving - n       # the complement
         col = Binv @ A[:, entering]                   # how the basic variables respond
         # a pivot must stand clear of the round-off in B⁻¹a: a smaller one is a zero
-        floor = 1e-9 * np.abs(Binv).sum(axis=1).max() * np.abs(A[:, entering]).max()
-        rows = np.flatnonzero(col > floor)
+        rows = np.flatnonzero(col > floor * np.abs(Binv).sum(axis=1).max()
+                              * np.abs(A[:, entering]).max())
         if rows.size == 0:
             var = f"w[{entering}]" if entering < n else f"z[{entering - n}]"
             raise LCPRayTermination(f"{what}: Lemke's algorithm ended on a ray ({var} can "
@@ -540,13 +540,14 @@ class ContactResiduals:
 
     - ``normal``: |min(P_n / P_s, (n·v⁺ + φ/h) / V)|, which is > 0 when the ground pulls,
       when the point ends inside, or when both the impulse and the gap are open;
-    - ``friction``: how far P_t lies outside the friction set of radius μ P_n, / P_s;
-    - ``dissipation``: P_t·v_t⁺ − min over the set of F·v_t⁺, / (P_s V): 0 when
-      friction takes the most energy its set allows (sticking, or sliding on the edge
-      against the slip).
+    - ``friction``: how far P_t lies outside the friction set F of radius μ P_n, / P_s;
+    - ``dissipation``: |P_t − proj_F(P_t − v_t⁺ P_s/V)| / P_s, zero exactly when friction
+      takes the most energy F allows (P_t inside F and the point sticks, or P_t on the
+      edge of F where −v_t⁺ points out of it).
 
-    V: the largest of |v*|, |v⁺| and φ/h; P_s: the larger of |P| and V / max Kᵢᵢ.
-    Written from the contact conditions, not from any solver's variables."""
+    V: the largest of |v*|, |v⁺| and φ/h; P_s: the larger of |P| and V / max Kᵢᵢ. A P_n
+    within the round-off of P counts as 0 (with μ = 1e12 a round-off P_n would carry
+    friction). Written from the contact conditions, not from any solver's variables."""
     normal: float
     friction: float
     dissipation: float
@@ -564,6 +565,7 @@ def contact_residuals(K, v, contacts, P, h=None, d=4, friction="pyramid"):
     ``d`` directions or the cone."""
     if friction not in ("pyramid", "cone"):
         raise ContactError(f"friction must be 'pyramid' or 'cone', got {friction!r}")
+    polygon = _unit_polygon(d) if friction == "pyramid" else None
     cs = _check_contacts(None, contacts)
     K, v = _check_Kv(K, v, len(cs))
     P = np.asarray(P, dtype=float)
@@ -574,19 +576,13 @@ def contact_residuals(K, v, contacts, P, h=None, d=4, friction="pyramid"):
     phi = _bias(cs, np.zeros(v.shape), h)
     V = max(np.abs(v).max(), np.abs(v_after).max(), phi.max(), np.finfo(float).tiny)
     P_s = max(np.abs(P).max(), V / np.diag(K).max())
-    dirs = friction_directions(d)
-    edges = np.roll(dirs, -1, axis=0) - dirs          # the pyramid's edges' outward normals
-    outward = np.column_stack([edges[:, 1], -edges[:, 0]]) / np.linalg.norm(edges[0])
     rows = []
     for c, Pk, vk, phik in zip(cs, P, v_after, phi):
         Pn, x, u = c.n @ Pk, c.T.T @ Pk, c.T.T @ vk
-        if friction == "pyramid":                     # inradius cos(π/d), vertices μ P_n d_j
-            outside = (outward @ x).max() - c.mu * Pn * np.cos(np.pi / d)
-            least = c.mu * Pn * (dirs @ u).min()
-        else:
-            outside, least = np.linalg.norm(x) - c.mu * Pn, -c.mu * Pn * np.linalg.norm(u)
-        rows.append((abs(min(Pn / P_s, (c.n @ vk + phik) / V)), max(outside, 0.0) / P_s,
-                     abs(x @ u - least) / P_s / V))
+        radius = c.mu * Pn if Pn > 64 * np.finfo(float).eps * np.abs(P).max() else 0.0
+        outside = np.linalg.norm(x - _project(x, radius, polygon))
+        rows.append((abs(min(Pn / P_s, (c.n @ vk + phik) / V)), outside / P_s,
+                     np.linalg.norm(x - _project(x - u * (P_s / V), radius, polygon)) / P_s))
     rows = np.array(rows)
     worst = cs[int(np.argmax(rows.max(axis=1)))].label
     return ContactResiduals(*(float(r) for r in rows.max(axis=0)), worst)
@@ -735,6 +731,9 @@ class ContactSolution:
     w: np.ndarray = None
 
 
+MU_LCP = 1e3     # the largest μ that solve_contacts hands to Lemke (see there)
+
+
 def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
                    friction="pyramid", tol=1e-9, max_iter=5000, accept=1e-6):
     """The impulses P that the ``contacts`` (a list of :class:`Contact`, one Contact, or a
@@ -744,6 +743,11 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
     directions, to the relative tolerance ``tol``) or "pgs" (``friction`` "pyramid" or
     "cone", to ``tol``, at most ``max_iter`` sweeps). ``h``: the step, for the gaps
     (None: a pure impulse, gaps ignored).
+
+    Lemke's LCP takes μ at most ``MU_LCP`` (1e3): a larger μ lets it apply friction
+    μ P_n on a normal impulse P_n that is only round-off (with μ = 1e12, 1e-17 N s
+    carries 1e-5 N s of friction). The answer is checked against the true μ: it is one
+    of the true problem unless a pressed contact needs friction beyond 1e3 P_n.
 
     Every answer is checked against the contact conditions (:func:`contact_residuals`)
     before it is returned: beyond ``accept`` (relative), Lemke's answer raises
@@ -765,7 +769,9 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
     labels = ", ".join(c.label for c in cs)
     if solver == "lemke":
         _check_mobility(K, cs)                  # (pgs checks it itself)
-        M, b, G = contact_lcp(K, v, cs, h, d)
+        # μ above MU_LCP enters the LCP as MU_LCP; the check below uses the true μ
+        capped = [replace(c, mu=min(c.mu, MU_LCP)) for c in cs]
+        M, b, G = contact_lcp(K, v, capped, h, d)
         lcp = lemke(M, b, what=f"contact LCP of {labels}", tol=tol)
         P = (G @ lcp.z[:G.shape[1]]).reshape(-1, 3)
         out = dict(z=lcp.z, w=lcp.w, residual=lcp.residual, iterations=lcp.pivots)
@@ -778,6 +784,10 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
                    f"{labels} by {residuals.worst:.3g} > {accept:g} (relative; worst at "
                    f"{residuals.where}): {residuals}")
         if solver == "lemke":
+            if max(c.mu for c in cs) > MU_LCP:
+                message += (f"; the LCP takes μ ≤ {MU_LCP:g} (beyond, a round-off P_n "
+                            f"carries friction) and a contact here needs more friction "
+                            f"than {MU_LCP:g} P_n to stick")
             raise LCPError(message)
         if out["residual"] <= tol:              # (PGS has warned already otherwise)
             warnings.warn(message, ContactWarning, stacklevel=2)
