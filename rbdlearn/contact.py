@@ -114,8 +114,9 @@ def _count(x, what, lo=1):
 
 def _step_length(h):
     """A time step: a finite number > 0 (s)."""
-    if _real(h, "time step h") == 0.0:
-        raise ContactError("time step h must be > 0, got 0")
+    if isinstance(h, bool) or not isinstance(h, numbers.Real) or not math.isfinite(h) \
+            or h <= 0:
+        raise ContactError(f"time step h must be a finite number > 0, got {h!r}")
     return float(h)
 
 
@@ -366,7 +367,7 @@ def _lex_min_ratio(x, Binv, col, rows, is_z0):
     return rows[0]
 
 
-def _lemke_walk(M, b, e, max_pivots, what, floor=1e-9):
+def _lemke_walk(M, b, e, max_pivots, what):
     """One walk of complementary pivoting on I w − M z − e z0 = b from w = b: z0 enters,
     and each pivot brings in the complement of the variable that just left, until z0
     leaves. The basic solution and the entering column are computed from M and b at
@@ -389,7 +390,7 @@ def _lemke_walk(M, b, e, max_pivots, what, floor=1e-9):
         entering = leaving + n if leaving < n else leaving - n       # the complement
         col = Binv @ A[:, entering]                   # how the basic variables respond
         # a pivot must stand clear of the round-off in B⁻¹a: a smaller one is a zero
-        rows = np.flatnonzero(col > floor * np.abs(Binv).sum(axis=1).max()
+        rows = np.flatnonzero(col > 1e-9 * np.abs(Binv).sum(axis=1).max()
                               * np.abs(A[:, entering]).max())
         if rows.size == 0:
             var = f"w[{entering}]" if entering < n else f"z[{entering - n}]"
@@ -818,8 +819,8 @@ def plane_contacts(model, points, mu=0.0, normal=(0.0, 0.0, 1.0), offset=0.0, ma
     names = [f"point {k}" for k in range(len(points))] if names is None else list(names)
     if len(names) != len(points):
         raise ContactError(f"{len(points)} points need as many names, got {len(names)}")
-    for k, (body, p) in enumerate(points):      # checked now, not at the first contact
-        _check_contacts(model, [Contact(body, p, n, mu, name=names[k])])
+    _check_contacts(model, [Contact(body, p, n, mu, name=name)     # now, not at the
+                            for (body, p), name in zip(points, names)])    # first touch
 
     def contacts(q):
         X0 = forward_kinematics(model, q)

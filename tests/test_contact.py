@@ -506,7 +506,7 @@ def test_other_bad_input():
         ct.solve_contacts(model, q, qd, contacts, solver="pgs", friction="ellipse")
     with pytest.raises(ct.ContactError, match="d ≥ 3"):
         ct.solve_contacts(model, q, qd, contacts, d=2)
-    with pytest.raises(ct.ContactError, match="time step h must be > 0"):
+    with pytest.raises(ct.ContactError, match="time step h must be a finite number > 0"):
         ct.step(model, q, qd, np.zeros(6), 0.0, contacts)
     with pytest.raises(ValueError, match=r"qd\[1\] is nan"):
         ct.solve_contacts(model, q, [0, np.nan, 0, 0, 0, 0], contacts)
@@ -528,3 +528,139 @@ def test_other_bad_input():
     with pytest.raises(ct.ContactError, match=r"contact 0 \('rail'\): the point cannot "
                                               r"move along its normal"):
         ct.solve_contacts(slider, [0.0], [0.0], [ct.Contact(1, (0, 0, 0), name="rail")])
+
+
+def box_problem():
+    """The resting box's contact problem at the solver level: K, v, the contacts."""
+    model, q, qd, contacts = resting_box()
+    return (ct.delassus(model, q, contacts), ct.contact_velocities(model, q, qd, contacts),
+            contacts)
+
+
+@pytest.mark.parametrize("h", [0.0, -0.01, np.nan, np.inf, True])
+@pytest.mark.parametrize("solver", ["contact_lcp", "pgs", "contact_residuals"])
+def test_a_bad_time_step_is_named_by_every_solver_function(solver, h):
+    K, v, contacts = box_problem()
+    call = {"contact_lcp": lambda: ct.contact_lcp(K, v, contacts, h),
+            "pgs": lambda: ct.pgs(K, v, contacts, h),
+            "contact_residuals": lambda: ct.contact_residuals(K, v, contacts,
+                                                              np.zeros((4, 3)), h)}[solver]
+    with pytest.raises(ct.ContactError, match=r"time step h must be a finite number > 0"):
+        call()
+
+
+def test_a_matrix_that_is_no_delassus_operator_is_refused():
+    K, v, contacts = box_problem()
+    skew = K.copy()
+    skew[0, 1] += 0.1 * np.abs(K).max()
+    for call in (ct.contact_lcp, ct.pgs):
+        with pytest.raises(ct.ContactError, match=r"K must be symmetric .* max \|K − Kᵀ\|"):
+            call(skew, v, contacts)
+        with pytest.raises(ct.ContactError, match="K must be positive semi-definite"):
+            call(-K, v, contacts)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda m, q, qd, cs: ct.lemke(np.eye(2), [-1.0, -1.0], max_pivots=0),
+     "max_pivots must be an integer ≥ 1, got 0"),
+    (lambda m, q, qd, cs: ct.lemke(np.eye(2), [-1.0, -1.0], max_pivots=2.5),
+     "max_pivots must be an integer ≥ 1, got 2.5"),
+    (lambda m, q, qd, cs: ct.solve_contacts(m, q, qd, cs, solver="pgs", max_iter=0),
+     "max_iter must be an integer ≥ 1, got 0"),
+    (lambda m, q, qd, cs: ct.solve_contacts(m, q, qd, cs, solver="pgs", max_iter=2.5),
+     "max_iter must be an integer ≥ 1, got 2.5"),
+    (lambda m, q, qd, cs: ct.solve_contacts(m, q, qd, cs, solver="pgs", tol=-1.0),
+     "tol must be a finite number ≥ 0"),
+    (lambda m, q, qd, cs: ct.solve_contacts(m, q, qd, cs, friction="cone"),
+     "Lemke solves the friction pyramid's LCP, not friction='cone': use solver='pgs'"),
+], ids=["max_pivots=0", "max_pivots=2.5", "max_iter=0", "max_iter=2.5", "tol<0",
+        "lemke+cone"])
+def test_solver_options_are_checked(call, message):
+    model, q, qd, contacts = resting_box()
+    with pytest.raises(ct.ContactError, match=message):
+        call(model, q, qd, contacts)
+
+
+def test_plane_contacts_checks_its_arguments_when_it_is_made():
+    model, corners = box()
+    points = [(1, p) for p in corners]
+    for kwargs, message in ((dict(normal=(0.0, 0.0, 0.0)), "plane normal must be non-zero"),
+                            (dict(margin=-0.1), "margin must be a finite number ≥ 0"),
+                            (dict(mu=np.nan), "friction mu must be a finite number"),
+                            (dict(names=["a"]), "4 points need as many names, got 1")):
+        with pytest.raises(ct.ContactError, match=message):
+            plane_contacts(model, points, **kwargs)
+    with pytest.raises(ct.ContactError, match=r"contact 1 \('point 1'\): body must be a "
+                                              r"body index in 1\.\.1 .*got 5"):
+        plane_contacts(model, [(1, corners[0]), (5, corners[1])])
+    with pytest.raises(ct.ContactError, match=r"contact 0 \('point 0'\): body point must "
+                                              r"be a finite 3-vector"):
+        plane_contacts(model, [(1, (0.0, 0.0))])
+
+
+def test_contacts_come_as_a_list_a_generator_one_contact_or_a_function():
+    """Every accepted form gives the same impulses as the list; None and a bare body
+    index are named."""
+    model, q, qd, contacts = resting_box()
+    ref = ct.solve_contacts(model, q, qd, contacts).P
+    for form in (tuple(contacts), (c for c in contacts), lambda q_: contacts,
+                 lambda q_: (c for c in contacts)):
+        assert np.array_equal(ct.solve_contacts(model, q, qd, form).P, ref)
+    one = ct.solve_contacts(model, q, qd, contacts[1])
+    assert np.array_equal(one.P, ct.solve_contacts(model, q, qd, [contacts[1]]).P)
+    for empty in (None, [], lambda q_: None):
+        with pytest.raises(ct.ContactError, match="no contacts given"):
+            ct.solve_contacts(model, q, qd, empty)
+    with pytest.raises(ct.ContactError, match="contacts must be a Contact or a list of "
+                                              "them, got int"):
+        ct.solve_contacts(model, q, qd, 3)
+    # step: a function giving one Contact or None; None is a step without contact
+    tau = np.zeros(6)
+    q1, qd1, sol = ct.step(model, q, qd, tau, 0.01, lambda q_: contacts[1])
+    assert sol.P.shape == (1, 3) and sol.P_n[0] > 0
+    q2, qd2, sol = ct.step(model, q, qd, tau, 0.01, lambda q_: None)
+    assert sol is None and np.allclose(qd2, qd + 0.01 * rbd.aba(model, q, qd, tau))
+
+
+def test_a_body_cannot_touch_itself():
+    model, q, qd, contacts = resting_box()
+    with pytest.raises(ct.ContactError, match=r"contact 0 \('self'\): body 1 \('box'\) "
+                                              r"touches itself"):
+        ct.solve_contacts(model, q, qd, [ct.Contact(1, (0.0, 0, 0), other=1, name="self")])
+
+
+@pytest.mark.parametrize("n_steps", [-5, 0, 2.7, "3", np.nan, True])
+def test_simulate_takes_a_whole_positive_number_of_steps(n_steps):
+    model, q, qd, contacts = resting_box()
+    with pytest.raises(ct.ContactError, match=r"n_steps must be an integer ≥ 1"):
+        ct.simulate(model, q, qd, 0.01, n_steps, contacts)
+
+
+def test_a_gap_too_large_for_the_step_is_named():
+    model, q, qd, contacts = resting_box()
+    far = ct.Contact(1, contacts[0].point, gap=1e308, name="far")
+    with pytest.raises(ct.ContactError, match=r"contact 0 \('far'\): n·v \+ gap/h = inf "
+                                              r"is not finite"):
+        ct.solve_contacts(model, q, qd, [far], h=0.01)
+
+
+def test_a_diverging_contact_simulation_says_when():
+    model, q, qd, contacts = resting_box()
+
+    def runaway(t, q, qd):                     # feeds energy in faster and faster
+        return 1e3 * np.abs(qd).max() * np.r_[qd[3:], qd[:3]]
+    with pytest.raises(ValueError, match=r"simulate diverged between t = [0-9.]+ and "
+                                         r"[0-9.]+: the state overflowed"):
+        ct.simulate(model, q, np.ones(6), 0.01, 500,
+                    plane_contacts(model, [(1, p) for p in box()[1]], mu=0.5), tau=runaway)
+
+
+def test_a_huge_friction_coefficient_is_solved_or_named():
+    """μ = 1e12 (the old Lemke ended on a ray): the resting and the sliding box are
+    solved, and the answer meets the contact conditions with the true μ."""
+    model, q, qd, contacts = resting_box(mu=1e12)
+    for push in (np.zeros(6), np.array([0, 0, 0, 1.0, 0.5, 0.0])):
+        sol = ct.solve_contacts(model, q, qd + push, contacts, h=0.01)
+        assert sol.residuals.worst < 1e-9
+        pressed = sol.P_n > 1e-9                         # infinite friction: these stick
+        assert pressed.any() and np.abs(sol.v_after[pressed]).max() < 1e-9
