@@ -21,7 +21,10 @@ Per contact k, with normal n, friction directions d_1 … d_d (a pyramid), gap �
 which is the linear complementarity problem (LCP) w = M z + b, z ≥ 0, w ≥ 0, zᵀw = 0 of
 Stewart and Trinkle (1996) and Anitescu and Potra (1997), solved here by Lemke's
 complementary pivoting (:func:`lemke`) or, contact by contact, by projected Gauss–Seidel
-(:func:`pgs`, which also takes the circular cone).
+(:func:`pgs`, which also takes the circular cone). The problems a simulation produces are
+degenerate (redundant contacts, ties decided by round-off), so :func:`lemke` guards its
+walk and checks its answer, and :func:`solve_contacts` checks every answer against the
+contact conditions themselves (:func:`contact_residuals`) before returning it.
 """
 
 import math
@@ -39,9 +42,10 @@ from .model import check_state, integrate_q
 from .spatial import inertia_params, quat_to_rot, skew
 
 __all__ = ["ContactImpulse", "contact_impulse", "joint_limit_impulse", "Contact",
-           "ContactError", "LCPRayTermination", "ContactWarning", "delassus",
+           "ContactError", "LCPError", "LCPRayTermination", "ContactWarning", "delassus",
            "delassus_dense", "contact_velocities", "friction_directions", "contact_lcp",
-           "lemke", "pgs", "ContactSolution", "solve_contacts", "plane_contacts", "step",
+           "LCPSolution", "lemke", "pgs", "ContactResiduals", "contact_residuals",
+           "ContactSolution", "solve_contacts", "MU_LCP", "plane_contacts", "step",
            "ContactTrajectory", "simulate"]
 
 
