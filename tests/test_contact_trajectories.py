@@ -142,11 +142,10 @@ def random_drop(kind, seed, h, mu, duration):
         def tau(t, q, qd):
             return np.concatenate([np.zeros(6), -20.0 * q[7:] - 0.5 * qd[6:]])
     q = rbd.neutral_q(model)
-    quat = rng.normal(size=4)
+    # the box at any attitude; the walker tilted from upright, hips bent a little
+    quat = rng.normal(size=4) if kind == "box" else [1.0, *(0.3 * rng.normal(size=3))]
     q[:3], q[3:7] = [0.0, 0.0, height + rng.uniform(0.0, 0.1)], quat / np.linalg.norm(quat)
     if kind == "walker":
-        q[3:7] = [1.0, *(0.3 * rng.normal(size=3))]
-        q[3:7] /= np.linalg.norm(q[3:7])
         q[7:] = rng.uniform(-0.5, 0.5, 2)
     qd = np.zeros(model.nv)
     qd[:6] = np.concatenate([2.0 * rng.normal(size=3), rng.normal(size=3)])
@@ -307,12 +306,13 @@ def test_every_solve_along_random_drops_meets_the_contact_conditions():
 
 def test_the_book_scenes_hold_under_another_floating_point_environment():
     """The same checks in a fresh interpreter with an older OpenBLAS kernel forced and
-    numpy's SIMD dispatch switched off: a result that holds only by the luck of one
-    machine's rounding fails here."""
+    numpy's SIMD dispatch switched off, on the scenes whose solves depended on the last
+    bits (the box drop that stopped the build on an AVX-512 machine, the stacked boxes):
+    a result that holds only by the luck of one machine's rounding fails here."""
     env = dict(os.environ, OPENBLAS_CORETYPE="Prescott", NPY_DISABLE_CPU_FEATURES="X86_V3")
     code = ("import sys; sys.path.insert(0, 'tests'); import test_contact_trajectories as t; "
-            "tally, n = t.campaign(t.book_scenes(), [t.stacked(r) for r in (1, 4, 16)], "
-            "keep_every=30, pgs_scales=(0.0,)); t.check_tally(tally); print(n, tally)")
+            "tally, n = t.campaign([next(t.book_scenes())], [t.stacked(r) for r in (1, 4, 16)],"
+            " keep_every=5, pgs_scales=(0.0,)); t.check_tally(tally); print(n, tally)")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, cwd=Path(__file__).parent.parent, timeout=600)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
