@@ -44,6 +44,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  + ", ".join(f"EXCLUDE {h}" for h in sorted(LOCAL_HOSTS))]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 TIMEOUT_MS = 30_000
+# MathJax typesets a long page (ch3 §1: some 400 formulas) in 10-20 s on an idle two-core
+# machine; with two browsers and a build sharing the cores that nears 30 s, so its wait
+# is longer: a wait, not a measurement (the pages are checked once it has typeset)
+MATHJAX_TIMEOUT_MS = 120_000
 
 pytestmark = [
     pytest.mark.book,
@@ -300,7 +304,7 @@ def test_page(site, watched, entry):
     page, problems = watched.page, watched.problems
     page.goto(page_url(site, entry), wait_until="load")
     try:
-        page.wait_for_function(WAIT_FOR_MATHJAX)
+        page.wait_for_function(WAIT_FOR_MATHJAX, timeout=MATHJAX_TIMEOUT_MS)
         page.evaluate("() => window.MathJax && MathJax.startup ? "
                       "MathJax.startup.promise.then(() => true) : false")
     except Exception as err:  # playwright's TimeoutError; say what was being waited for
@@ -393,7 +397,7 @@ def test_page_on_a_phone(site, watched, entry):
     page, problems = watched.page, watched.problems
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(page_url(site, entry), wait_until="load")
-    page.wait_for_function(WAIT_FOR_MATHJAX)
+    page.wait_for_function(WAIT_FOR_MATHJAX, timeout=MATHJAX_TIMEOUT_MS)
     page.evaluate("() => Promise.all([window.MathJax && MathJax.startup ? MathJax.startup"
                   ".promise : null, document.fonts.ready])"
                   ".then(() => new Promise(requestAnimationFrame))")
@@ -443,7 +447,7 @@ def test_math_and_widgets_are_checked_somewhere(site, watched):
         if not (ROOT / f"{entry}.ipynb").is_file():
             continue
         watched.page.goto(page_url(site, entry), wait_until="load")
-        watched.page.wait_for_function(WAIT_FOR_MATHJAX)
+        watched.page.wait_for_function(WAIT_FOR_MATHJAX, timeout=MATHJAX_TIMEOUT_MS)
         watched.page.wait_for_function(WIDGETS_RENDERED)
         math += watched.page.locator("mjx-container").count()
         widgets += watched.page.locator(".widget-subarea .widget-slider").count()
