@@ -264,7 +264,8 @@ def _check_Kv(K, v, m):
     asym = np.abs(K - K.T).max()
     if asym > 1e-9 * np.abs(K).max():
         raise ContactError(f"K must be symmetric (a Delassus matrix J H⁻¹ Jᵀ), got "
-                           f"max |K − Kᵀ| = {asym:.3g} against max |K| = {np.abs(K).max():.3g}")
+                           f"max |K − Kᵀ| = {asym:.3g} against max |K| = "
+                           f"{np.abs(K).max():.3g}")
     lowest = np.linalg.eigvalsh(K)[0]
     if lowest < -1e-9 * np.abs(K).max():
         raise ContactError(f"K must be positive semi-definite (a Delassus matrix J H⁻¹ "
@@ -381,8 +382,9 @@ def _lemke_walk(M, b, e, max_pivots, what):
     A = np.hstack([np.eye(n), -M, -e[:, None]])       # columns: w 0..n−1, z n..2n−1, z0 2n
     basis = np.arange(n)
     start = b / e                                     # z0 = −min(b/e) makes every w ≥ 0
+    # z0 enters; of the rows tied for the smallest b/e the last leaves (lexicographic)
     r = np.flatnonzero(start <= start.min() + 1e-12 * max(1.0, -start.min()))[-1]
-    entering = 2 * n                                  # (of tied rows the last: lexicographic)
+    entering = 2 * n
     for pivots in range(1, max_pivots + 1):
         leaving, basis[r] = basis[r], entering
         Binv = np.linalg.inv(A[:, basis])
@@ -407,8 +409,8 @@ def _lemke_walk(M, b, e, max_pivots, what):
 def lemke(M, b, max_pivots=None, what="LCP", tol=1e-9):
     """z ≥ 0 with w = M z + b ≥ 0 and zᵀw = 0, by Lemke's complementary pivoting
     (:func:`_lemke_walk`), returned as an :class:`LCPSolution` only after the check
-    ``residual ≤ tol``. Four guards make it hold on the degenerate problems that
-    simulations produce (redundant contacts, ties at the round-off level):
+    ``residual ≤ tol``. Four guards, besides that check, make it hold on the degenerate
+    problems that simulations produce (redundant contacts, ties at the round-off level):
 
     1. the problem is equilibrated first (:func:`_equilibrate`), so tolerances mean the
        same in every row;
@@ -426,7 +428,8 @@ def lemke(M, b, max_pivots=None, what="LCP", tol=1e-9):
     passed the check."""
     M, b = np.asarray(M, dtype=float), np.asarray(b, dtype=float)
     n = b.shape[0] if b.ndim == 1 else -1
-    if n < 1 or M.shape != (n, n) or not (np.all(np.isfinite(M)) and np.all(np.isfinite(b))):
+    if (n < 1 or M.shape != (n, n)
+            or not (np.all(np.isfinite(M)) and np.all(np.isfinite(b)))):
         raise LCPError(f"{what}: lemke needs a finite n x n M and n-vector b, got "
                        f"shapes {M.shape}, {b.shape}")
     cap = 50 * n if max_pivots is None else _count(max_pivots, "max_pivots")
@@ -586,8 +589,8 @@ def contact_residuals(K, v, contacts, P, h=None, d=4, friction="pyramid"):
         Pn, x, u = c.n @ Pk, c.T.T @ Pk, c.T.T @ vk
         radius = c.mu * Pn if Pn > 64 * np.finfo(float).eps * np.abs(P).max() else 0.0
         outside = np.linalg.norm(x - _project(x, radius, polygon))
-        rows.append((abs(min(Pn / P_s, (c.n @ vk + phik) / V)), outside / P_s,
-                     np.linalg.norm(x - _project(x - u * (P_s / V), radius, polygon)) / P_s))
+        slip = np.linalg.norm(x - _project(x - u * (P_s / V), radius, polygon))
+        rows.append((abs(min(Pn / P_s, (c.n @ vk + phik) / V)), outside / P_s, slip / P_s))
     rows = np.array(rows)
     worst = cs[int(np.argmax(rows.max(axis=1)))].label
     return ContactResiduals(*(float(r) for r in rows.max(axis=0)), worst)
