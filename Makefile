@@ -103,14 +103,21 @@ book-force: $(STAMP)
 #    and cached: conftest.py, _ext/nbexec.py), three pytest-xdist workers on the two cores:
 #    a worker waits while its notebook's kernel computes, the long notebooks' tails
 #    overlap, and on a machine that other jobs share the build keeps its part of the CPU;
-# 2. the book build (tests/test_book_build.py, marker `book`) on its own, reading every
-#    notebook from that cache (it fails if it had to execute one); then, on two workers,
-#    the browser tests on that build (tests/test_browser.py, markers `book` and `browser`:
-#    headless Chromium; without /usr/bin/chromium they are skipped, and said so), the
-#    launch buttons and tests/test_book_freshness.py (`make book` in a copy of the project).
+# 2. the book build (tests/test_book_build.py, marker `book`), reading every notebook from
+#    that cache (it fails if it had to execute one); Sphinx uses one core, so beside it
+#    the tests and notebooks marked `fp_sensitive` (pivoting, iteration, near-singular
+#    solves) run again under a second floating-point environment (FP2 below: OpenBLAS
+#    forced to an older kernel, numpy's newest SIMD paths off; the notebooks executed
+#    afresh, not from the cache), their log printed when both are done;
+# 3. on two workers, the browser tests on that build (tests/test_browser.py, markers
+#    `book` and `browser`: headless Chromium; without /usr/bin/chromium they are skipped,
+#    and said so), the launch buttons and tests/test_book_freshness.py (`make book` in a
+#    copy of the project).
 # Every step runs; the target fails if any failed, and prints the time of each phase.
 CHROMIUM := /usr/bin/chromium
 TEST_HTML := _build/test-book/_build/html
+FP2 := OPENBLAS_CORETYPE=Prescott NPY_DISABLE_CPU_FEATURES=X86_V3 RBDLEARN_NB_UNCACHED=1
+FP2_LOG := _build/test-fp2.log
 test:
 	@t0=$$(date +%s); \
 	$(MAKE) --no-print-directory venv offline || exit 1; \
@@ -119,12 +126,21 @@ test:
 	t2=$$(date +%s); \
 	[ -x $(CHROMIUM) ] || echo "NOTE: the browser tests will be SKIPPED: $(CHROMIUM) not found" \
 	    "(Debian: apt-get install chromium; .ci/run does this)"; \
+	echo "fp_sensitive tests and notebooks under a second floating-point environment" \
+	    "($(FP2)), beside the book build; log: $(FP2_LOG)"; \
+	( $(FP2) $(PYTEST) -n 2 -p no:cacheprovider -m "fp_sensitive and not book" tests book \
+	    > $(FP2_LOG) 2>&1 ) & fp2=$$!; \
 	$(PYTEST) -m book tests/test_book_build.py || status=$$?; \
+	wait $$fp2 || { status=1; fp2_failed=1; }; \
+	tail -n 40 $(FP2_LOG); [ -z "$$fp2_failed" ] || echo "FAILED under the second" \
+	    "floating-point environment: see $(FP2_LOG)"; \
+	t3=$$(date +%s); \
 	RBDLEARN_BOOK_HTML=$(TEST_HTML) $(PYTEST) -n 2 --dist worksteal -m book -rs tests \
 	    --deselect tests/test_book_build.py || status=$$?; \
-	t3=$$(date +%s); \
+	t4=$$(date +%s); \
 	echo "make test phases: set-up $$((t1 - t0)) s, tests and notebooks $$((t2 - t1)) s," \
-	     "book build and browser tests $$((t3 - t2)) s; total $$((t3 - t0)) s"; \
+	     "book build and second FP environment $$((t3 - t2)) s, browser tests" \
+	     "$$((t4 - t3)) s; total $$((t4 - t0)) s"; \
 	exit $$status
 
 # Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8889".

@@ -117,3 +117,70 @@ def test_pages_load_nothing_from_the_internet(build):
         f"{src}: {page}" for src, page in sorted(remote.items()))
     not_loaded = [s for s in offline_scripts() if s not in loaded]
     assert not not_loaded, f"no page loads {not_loaded}: is it still configured?"
+
+
+# Raw TeX in a page's text: a $ or \( \) \[ \] that the Markdown parser left (a wrapped
+# line inside $...$ that began with "- " becomes a list item and splits the formula), or a
+# TeX command outside the math elements MathJax typesets.
+RAW_TEX = re.compile(r"\$|\\[()\[\]]|\\[A-Za-z]{2,}")
+VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+             "source", "track", "wbr"}
+
+
+class _ProseText(HTMLParser):
+    """The text of a page's <main> outside math (class "math"), code, scripts, styles,
+    the widgets' stored state and the search form."""
+
+    SKIP_TAGS = {"script", "style", "pre", "code", "textarea", "kbd", "samp", "svg"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.found = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in VOID_TAGS:
+            return
+        classes = (dict(attrs).get("class") or "").split()
+        inside = self.stack[-1] if self.stack else (None, False, False)
+        skip = tag in self.SKIP_TAGS or "math" in classes or inside[1]
+        in_main = tag == "main" or inside[2]
+        self.stack.append((tag, skip, in_main))
+
+    def handle_endtag(self, tag):
+        for k in range(len(self.stack) - 1, -1, -1):
+            if self.stack[k][0] == tag:
+                del self.stack[k:]
+                return
+
+    def handle_data(self, data):
+        if self.stack and self.stack[-1][2] and not self.stack[-1][1]:
+            self.found += [(m.group(), data.strip()[:80]) for m in RAW_TEX.finditer(data)]
+
+
+def raw_tex(html_text):
+    """[(the raw TeX, the text around it)] in a page's prose."""
+    parser = _ProseText()
+    parser.feed(html_text)
+    return parser.found
+
+
+def test_raw_tex_check_finds_a_formula_split_by_a_list_item():
+    """Guards the check below: the HTML of a paragraph whose $...$ a list item split."""
+    split = ('<main><p>Each sweep sets <span class="math notranslate nohighlight">\\(x\\)'
+             '</span> to $P_t = \\operatorname{proj}_F(P_t</p><ul><li><p>K v)$.</p></li>'
+             '</ul><pre>a $ in code \\alpha</pre></main>')
+    assert [tex for tex, _ in raw_tex(split)] == ["$", "\\operatorname", "$"]
+    assert raw_tex('<main><p>typeset: <span class="math">\\(\\alpha\\)</span></p></main>') == []
+
+
+def test_no_raw_tex_in_the_prose(build):
+    """Every formula reached MathJax: no page's text (outside math elements and code) holds
+    a $, \\( \\) \\[ \\] or a TeX command."""
+    _, html = build
+    problems = {}
+    for entry in toc_entries():
+        found = raw_tex((html / f"{entry}.html").read_text(encoding="utf-8"))
+        if found:
+            problems[entry] = found[:5]
+    assert not problems, "raw TeX in the text (first 5 per page):\n" + "\n".join(
+        f"{page}: {found}" for page, found in problems.items())

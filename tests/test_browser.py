@@ -3,9 +3,9 @@ driven by Playwright, every page of _toc.yml served from a local http.server.
 
 Each page: no console errors, no failed request and no request to another host (all of
 them are blocked: the book must work offline), math typeset by MathJax (every math
-element holds an mjx-container; no raw TeX left in the text), every image loaded, every
-stored widget state rendered by the HTML manager, every to_jshtml animation present with
-its first frame, nothing (code, output, equation, table, image, widget) wider than the
+element holds an mjx-container with its MathML copy for screen readers; no raw TeX left
+in the text), every image loaded, every stored widget state rendered by the HTML
+manager, every to_jshtml animation present with its first frame, nothing (code, output, equation, table, image, widget) wider than the
 content column or scrolling sideways in it, and each explorer answering every one of its
 controls without a kernel — at 1280 px, and on a 390 px phone in a test of its own. A
 screenshot of each page's first screen goes to _build/screenshots/, and of each widget
@@ -30,6 +30,7 @@ import nbformat
 import pytest
 
 from book_build import book_html
+from test_book_build import RAW_TEX       # $, \( \) \[ \] or a TeX command left in the text
 from test_notebooks_clean import ROOT, toc_entries
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -57,8 +58,6 @@ pytestmark = [
 ]
 
 PAGES = toc_entries()
-# TeX that MathJax should have replaced: $$, \( \) \[ \], \begin{...}, $\command
-RAW_TEX = re.compile(r"\$\$|\\[()\[\]]|\\begin\{|\$\\[A-Za-z]")
 
 
 def widget_pages():
@@ -282,6 +281,8 @@ INSPECT = """() => {
         untypeset: maths.filter(m => !m.querySelector('mjx-container'))
                         .map(m => m.textContent.trim().slice(0, 60)),
         mjx: document.querySelectorAll('mjx-container').length,
+        no_mathml: Array.from(document.querySelectorAll('mjx-container'))
+            .filter(m => !m.querySelector('mjx-assistive-mml')).length,
         text: text(main),
         broken_images: Array.from(document.images)
             .filter(i => !(i.complete && i.naturalWidth > 0))
@@ -322,6 +323,9 @@ def test_page(site, watched, entry):
     if found["untypeset"]:
         problems.append(f"{len(found['untypeset'])} of {found['math']} math elements not "
                         f"typeset by MathJax, e.g. {found['untypeset'][:3]}")
+    if found["no_mathml"]:
+        problems.append(f"{found['no_mathml']} of {found['mjx']} formulas without their "
+                        "MathML copy for screen readers (assistive MathML, _config.yml)")
     raw = sorted({m.group() for m in RAW_TEX.finditer(found["text"])})
     if raw:
         problems.append(f"raw TeX in the text: {raw}")
