@@ -69,7 +69,8 @@ def aba(model, q, qd, tau, f_ext=None):
     (a list of N + 1 6-vectors or a dict {body: force}, in body coordinates).
     """
     q, qd, tau = check_state(model, batch=True, q=q, qd=qd, tau=tau)
-    f_ext = check_forces(model, f_ext, batch=True)
+    batch = batch_shape(q, qd, tau)
+    f_ext = check_forces(model, f_ext, batch)
     N, parent = model.N, model.parent
     Xup = joint_transforms(model, q)
     S, v, c = [None] * (N + 1), [np.zeros(6)] + [None] * N, [None] * (N + 1)
@@ -97,7 +98,7 @@ def aba(model, q, qd, tau, f_ext=None):
             IA[p] = IA[p] + mm(Xup[i].mT, Ia, Xup[i])                      # (ABA-5)
             pA[p] = pA[p] + mtv(Xup[i], pa)
     a = [-model.gravity] + [None] * N
-    qdd = np.empty(batch_shape(q, qd, tau) + (model.nv,))
+    qdd = np.empty(batch + (model.nv,))
     for i in range(1, N + 1):
         a_i = mv(Xup[i], a[parent[i]]) + c[i]                              # (ABA-6)
         qdd_i = mv(Dinv[i], u[i] - mtv(U[i], a_i))

@@ -450,9 +450,11 @@ def assemble(mech, q, split=None, independent=None, tol=1e-12, max_iter=50):
 
 # ------------------------------------------------------------ inverse dynamics (§2.1)
 
-def generalized_forces(mech, q, qd, qdd_G, f_ext=None, split=None):
+def generalized_forces(mech, q, qd, qdd_G, f_ext=None, split=None, loop_tol=1e-6):
     """τ_G = Wᵀ τ_O (eq. 1): τ_O by the open chain's RNEA with θ̈_J = W θ̈_G + (0; Ḣθ̇_G)
-    (eq. 13)."""
+    (eq. 13). Raises :class:`LoopNotClosed` if a loop's residual at q exceeds ``loop_tol``
+    (as :func:`forward_dynamics`)."""
+    _check_closed(mech, q, loop_tol)
     r = reduction(mech, q, qd, split)
     qdd_G = np.asarray(qdd_G, dtype=float)
     if qdd_G.shape != (r.split.NF,):
@@ -477,26 +479,43 @@ def actuator_forces(S, tau_G, weights=None):
     return QiS @ np.linalg.solve(S.T @ QiS, tau_G)
 
 
-def inverse_dynamics(mech, q, qd, qdd_G, actuated, weights=None, f_ext=None, split=None):
+def inverse_dynamics(mech, q, qd, qdd_G, actuated, weights=None, f_ext=None, split=None,
+                     loop_tol=1e-6):
     """Actuator forces τ_A (one per velocity index in ``actuated``) that make the closed
-    chain move with θ̈_G at (q, q̇): τ_O by RNEA, τ_G = Wᵀ τ_O, Sᵀ τ_A = τ_G (§2.1)."""
+    chain move with θ̈_G at (q, q̇): τ_O by RNEA, τ_G = Wᵀ τ_O, Sᵀ τ_A = τ_G (§2.1).
+    Raises :class:`LoopNotClosed` if a loop's residual at q exceeds ``loop_tol`` (as
+    :func:`forward_dynamics`): at an open q, J_C and so W describe another mechanism."""
+    _check_closed(mech, q, loop_tol)
     r = reduction(mech, q, qd, split)
-    tau_G = generalized_forces(mech, q, r.qd, qdd_G, f_ext, r.split)
+    tau_G = generalized_forces(mech, q, r.qd, qdd_G, f_ext, r.split, loop_tol)
     return actuator_forces(r.S(actuated), tau_G, weights)
 
 
 # ------------------------------------------------------------ forward dynamics (§2.4)
 
-def _check_closed(mech, q, loop_tol):
+def _check_closed(mech, q, loop_tol, what="q", tol_name="loop_tol"):
     """Raise LoopNotClosed naming the first loop whose residual exceeds ``loop_tol``."""
     e = loop_residual(mech, q).reshape(-1, 6)
     for loop, e_k in zip(mech.loops, e):
         if np.abs(e_k).max() > loop_tol:
             raise LoopNotClosed(
-                f"loop '{loop.name}' is open at this q: its residual [log R; p] is "
-                f"{np.array2string(e_k, precision=3)} (more than loop_tol = {loop_tol:g}); "
-                f"the dynamics of a closed chain need a closed configuration: "
-                f"q = assemble(mech, q) first")
+                f"loop '{loop.name}' is open at this {what}: its residual [log R; p] is "
+                f"{np.array2string(e_k, precision=3)}, max {np.abs(e_k).max():.3g} (more "
+                f"than {tol_name} = {loop_tol:.3g}); the dynamics of a closed chain need a "
+                f"closed configuration: {what} = assemble(mech, {what}) first")
+
+
+def _closure_roundoff(mech, q):
+    """The loop residual that round-off alone can leave at a closed q: forward kinematics
+    composes up to N transforms, each rounding a rotation by a few eps and a position by
+    a few eps × the distances involved — every one of which (a body's position, a lever
+    arm between two of them) is at most 2 P, P the farthest body or loop frame from the
+    base at q. So |residual| ≲ c N eps (1 + P), c = 16 for the few roundings per
+    transform (a 3 x 3 product, its translation, the inverse and the log of the loop)."""
+    X0 = forward_kinematics(mech.model, q)
+    frames = list(X0[1:]) + [lp.Xreal @ X0[lp.real] for lp in mech.loops]
+    P = max((np.linalg.norm(plux_parts(X)[1]) for X in frames), default=0.0)
+    return 16 * (mech.model.N + 1) * np.finfo(float).eps * (1.0 + P)
 
 
 def forward_dynamics(mech, q, qd, tau, f_ext=None, split=None, loop_tol=1e-6):
@@ -565,10 +584,17 @@ def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, t
     ``resplit`` (default: on unless ``independent`` or ``split`` fixes the choice) the
     split is chosen again, at the current state, whenever cond(J_S) exceeds ``max_cond``
     — or the loops cannot be closed with θ_G held. The state θ̇_J does not change; only
-    which joints are independent does, and the next RK4 step integrates the new θ_G."""
+    which joints are independent does, and the next RK4 step integrates the new θ_G.
+
+    ``q0`` must be closed: a loop residual above ``tol`` (the closure every step keeps) or
+    the round-off of the model's kinematics at q0, whichever is larger, raises
+    :class:`LoopNotClosed` — close it with :func:`assemble` first. (Assembling it here
+    would start the motion from a configuration the caller never saw, on whichever branch
+    Newton's method reaches.)"""
     model = mech.model
-    t = time_grid(t_end, dt)
     q, qd = check_state(model, q=q0, qd=qd0)
+    t = time_grid(t_end, dt, 1 + model.nq + model.nv, "closed_chains.simulate")
+    _check_closed(mech, q, max(tol, _closure_roundoff(mech, q)), "q0", "max(tol, round-off)")
     resplit = independent is None and split is None if resplit is None else resplit
     split = choose_split(mech, q, independent) if split is None else split
     q = assemble(mech, q, split, tol=tol)

@@ -410,6 +410,9 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
     if method not in ("ne", "kkt"):
         raise ValueError(f"method must be 'ne' or 'kkt', got {method!r}")
     model = system.model
+    # the stored rows: t, q, q̇, q̈, f_n, f_t (3), the link forces (N x 3), r (3), C
+    integrate.time_grid(t_end, dt, 1 + model.nq + 2 * model.nv + 1 + 3 + 3 * model.N + 3 + 1,
+                        "constrained.simulate")
     qd0 = np.zeros(model.nv) if qd0 is None else qd0
     c0 = contact_state(system, q0, qd0)
     scale = np.linalg.norm(c0.grad)

@@ -36,6 +36,7 @@ import numpy as np
 
 from .aba import _impulse_response, aba, inter_body_inertia, theta_recursion
 from .crb import crba
+from .integrate import check_run_size, step_guard
 from .joints import Spherical, swing_twist_limit_violation
 from .kinematics import body_pose, forward_kinematics, point_jacobian, point_velocity
 from .model import check_state, integrate_q
@@ -881,22 +882,19 @@ class ContactTrajectory:
 def simulate(model, q0, qd0, h, n_steps, contacts, tau=None, **solver_options):
     """``n_steps`` (≥ 1) steps of :func:`step` of length ``h`` from (q0, qd0); ``tau``:
     joint forces, a vector or a function of (t, q, qd) (default zero); ``contacts`` as
-    in :func:`step`. A state that overflows ends the run with a ValueError that says
-    when."""
+    in :func:`step`. A state that overflows, or a singular mass matrix, ends the run with
+    a ValueError that says when; a run whose states would not fit in
+    ``integrate.MAX_TRAJECTORY_BYTES`` is refused before it starts."""
     q, qd = check_state(model, q=q0, qd=qd0)
     h, n_steps = _step_length(h), _count(n_steps, "n_steps")
+    # t, q and q̇ of every step (the solutions kept with them come on top)
+    check_run_size(n_steps, 1 + model.nq + model.nv, "contact.simulate", f" of h = {h:g}")
     t, Q, QD, sols, used = [0.0], [q], [qd], [], []
     for k in range(n_steps):
         u = np.zeros(model.nv) if tau is None else (tau(t[-1], q, qd) if callable(tau)
                                                    else tau)
         active = _contacts_at(contacts, q)
-        try:
-            with np.errstate(over="raise", invalid="raise"):
-                q, qd, sol = step(model, q, qd, u, h, active, **solver_options)
-        except (FloatingPointError, OverflowError) as err:     # an overflow: diverged
-            raise ValueError(f"simulate diverged between t = {t[-1]:.6g} and "
-                             f"{t[-1] + h:.6g}: the state overflowed (|q̇| = "
-                             f"{np.linalg.norm(qd):.3g} before the step); try a smaller "
-                             f"h, or check the forces for energy fed in") from err
+        with step_guard(model, t[-1], t[-1] + h, qd, invalid=True, step="h"):
+            q, qd, sol = step(model, q, qd, u, h, active, **solver_options)
         t.append((k + 1) * h), Q.append(q), QD.append(qd), sols.append(sol), used.append(active)
     return ContactTrajectory(np.array(t), np.array(Q), np.array(QD), sols, used)

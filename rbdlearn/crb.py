@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .aba import SingularArticulatedInertia
 from .kinematics import (base_subspaces, base_transforms, body_pose, forward_kinematics,
                          jacobian, joint_transforms, point_jacobian, stacked_inertias)
 from .model import check_state, without_gravity
@@ -82,14 +83,15 @@ def forward_dynamics_crb(model, q, qd, tau, f_ext=None):
 
 def _singular_H(model, H):
     """The error for an H that Cholesky refuses, naming the first velocity coordinate whose
-    leading block of H is not positive definite, and its joint."""
+    leading block of H is not positive definite, and its joint (a
+    :class:`~rbdlearn.aba.SingularArticulatedInertia`: the D of some joint is singular)."""
     k = next((k for k in range(model.nv) if np.linalg.eigvalsh(H[:k + 1, :k + 1])[0] <= 0),
              model.nv - 1)
     i = model.velocity_body[k]
-    return ValueError(f"H is not positive definite: at v[{k}], a coordinate of joint "
-                      f"'{model.names[i]}' (body {i}), it adds no inertia to the coordinates "
-                      f"before it — the joint moves only massless bodies, or moves them as "
-                      f"other joints already do; q̈ is not determined")
+    return SingularArticulatedInertia(
+        f"H is not positive definite: at v[{k}], a coordinate of joint '{model.names[i]}' "
+        f"(body {i}), it adds no inertia to the coordinates before it — the joint moves only "
+        f"massless bodies, or moves them as other joints already do; q̈ is not determined")
 
 
 # ------------------------------------------------------------------ the source's 3-vector form

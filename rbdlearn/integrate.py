@@ -62,12 +62,13 @@ at q_{k+1} and the velocity predicted with τ_k, and serve both steps that meet 
 """
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from .aba import aba
-from .crb import crba
+from .aba import SingularArticulatedInertia, aba
+from .crb import _singular_H, crba
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical
 from .kinematics import body_pose, body_velocities, forward_kinematics, joint_transforms
 from .model import batch_shape, check_state, integrate_q
@@ -75,9 +76,15 @@ from .rnea import rnea
 from .spatial import cross_force, mtv, mv, skew, unskew
 
 __all__ = ["Trajectory", "simulate", "time_grid", "rk4_step", "energy", "momentum",
-           "kinetic_terms", "right_jacobian"]
+           "kinetic_terms", "right_jacobian", "MAX_TRAJECTORY_BYTES", "check_run_size",
+           "step_guard"]
 
 METHODS = ("rk4", "semi_implicit_euler", "variational")
+
+MAX_TRAJECTORY_BYTES = 4 * 2**30
+"""The most memory (4 GiB) the stored states of one simulation may take: every
+``simulate`` of the package refuses, before it starts, a run that would need more (see
+:func:`check_run_size`). Raise it to run longer."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,12 +165,16 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     step computing every state's q̈ in one ``forward`` call; ``tau`` and ``f_ext``
     (functions) then receive and return batches. The :class:`Trajectory` has the time
     axis first: q (n, K, nq). The variational method takes one initial state.
+
+    A run whose stored states would take more than :data:`MAX_TRAJECTORY_BYTES` is refused
+    before it starts; a motion that overflows, or a singular mass matrix, ends the run with
+    an error that says in which step (:func:`step_guard`).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if not callable(forward):
         raise ValueError(f"forward must be a function (model, q, qd, tau), got {forward!r}")
-    time_grid(t_end, dt)                                   # check the times first
+    _steps(t_end, dt)                                      # check the times first
     try:
         q, qd = check_state(model, batch=True, q=q0, qd=qd0)
     except ValueError as e:
@@ -193,7 +204,7 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     def rk4(t, x, h):
         return rk4_step(model, F, t, x, h)
 
-    t = time_grid(t_end, dt)
+    t = time_grid(t_end, dt, 1 + math.prod(batch) * (model.nq + nv), "simulate")
     if method == "variational":
         if forward is not aba:
             raise ValueError("method='variational' does not use forward dynamics: it "
@@ -209,20 +220,55 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     x = (q, qd)
     Q[0], QD[0] = x
     for k in range(len(t) - 1):
-        try:
-            with np.errstate(over="raise"):       # an overflow is a diverged motion
-                x = step(t[k], x, t[k + 1] - t[k])
-        except FloatingPointError:
-            _diverged(t, k, x[1])
+        with step_guard(model, t[k], t[k + 1], x[1]):
+            x = step(t[k], x, t[k + 1] - t[k])
         Q[k + 1], QD[k + 1] = x
     return Trajectory(t, Q, QD)
 
 
-def _diverged(t, k, qd):
-    raise ValueError(
-        f"simulate diverged between t = {t[k]:.6g} and {t[k + 1]:.6g}: the state "
-        f"overflowed (|q̇| = {np.linalg.norm(qd):.3g} before the step); try a "
-        f"smaller dt, or check the torques and forces for energy fed in") from None
+@contextmanager
+def step_guard(model, t0, t1, qd, invalid=False, step="dt"):
+    """Around one step of a simulation of ``model`` from time ``t0`` to ``t1`` (``qd``: the
+    velocity before it), for every ``simulate`` of the package: an overflow (and, with
+    ``invalid``, a NaN) is a diverged motion, a ValueError that says when; a singular
+    mass matrix (:class:`~rbdlearn.aba.SingularArticulatedInertia`, from the ABA or from
+    :func:`_regular`) is reported with the step's time and the model."""
+    try:
+        with np.errstate(over="raise", invalid="raise" if invalid else None):
+            yield
+    except (FloatingPointError, OverflowError):
+        raise ValueError(
+            f"simulate diverged between t = {t0:.6g} and {t1:.6g}: the state overflowed "
+            f"(|q̇| = {np.linalg.norm(qd):.3g} before the step); try a smaller {step}, or "
+            f"check the torques and forces for energy fed in") from None
+    except SingularArticulatedInertia as err:
+        raise SingularArticulatedInertia(
+            f"simulate: in the step from t = {t0:.6g} to {t1:.6g}, the mass matrix H(q) of "
+            f"{model!r} is singular: {err}") from None
+
+
+def _regular(model, H):
+    """``H``, or :class:`~rbdlearn.aba.SingularArticulatedInertia` naming the joint when
+    Cholesky refuses it (numpy's inverse and solve would raise a bare LinAlgError, or
+    return garbage for an H singular to round-off)."""
+    try:
+        np.linalg.cholesky(H)
+    except np.linalg.LinAlgError:
+        raise _singular_H(model, H) from None
+    return H
+
+
+def check_run_size(n_steps, numbers_per_state, what, how=""):
+    """Refuse, before it starts, a run of ``n_steps`` steps (``how``: "from t = 0 to … by
+    dt = …") whose n_steps + 1 stored states of ``numbers_per_state`` floats would take
+    more than :data:`MAX_TRAJECTORY_BYTES`: a ValueError stating the steps and the memory."""
+    need = (n_steps + 1) * numbers_per_state * 8
+    if need > MAX_TRAJECTORY_BYTES:
+        raise ValueError(
+            f"{what}: {n_steps:.4g} steps{how} would store {n_steps + 1:.4g} states of "
+            f"{numbers_per_state} numbers, {need / 2**30:.4g} GiB, more than the "
+            f"{MAX_TRAJECTORY_BYTES / 2**30:g} GiB of integrate.MAX_TRAJECTORY_BYTES; take "
+            f"longer steps or a shorter time (or raise the limit)")
 
 
 def _simulate_variational(model, q, qd, t, tau_of, f_ext_of):
@@ -247,27 +293,36 @@ def _simulate_variational(model, q, qd, t, tau_of, f_ext_of):
     xi = qd                                      # first guess of ξ_0 ≈ q̇(h/2)
     for k in range(len(t) - 1):
         h = t[k + 1] - t[k]
-        try:
-            with np.errstate(over="raise", invalid="raise"):
-                q, xi, P, g = _variational_step(model, q, p, h, tau, H, g, t[k], xi)
-                H = crba(model, q)
-                qd_predicted = np.linalg.solve(H, P + h / 2 * tau)            # with τ_k
-                tau = force(t[k + 1], q, qd_predicted, g)
-                p = P + h / 2 * tau                                               # (VI-6)
-                qd, qd_last = np.linalg.solve(H, p), qd         # q̇_{k+1} = H⁻¹ p_{k+1}
-                xi = xi + (qd - qd_last)         # next guess: ξ_{k+1} ≈ ξ_k + h q̈
-        except FloatingPointError:
-            _diverged(t, k, QD[k])
+        with step_guard(model, t[k], t[k + 1], QD[k], invalid=True):
+            if k == 0:
+                _regular(model, H)                                    # H(q_0), inverted next
+            q, xi, P, g = _variational_step(model, q, p, h, tau, H, g, t[k], xi)
+            H = _regular(model, crba(model, q))
+            qd_predicted = np.linalg.solve(H, P + h / 2 * tau)                # with τ_k
+            tau = force(t[k + 1], q, qd_predicted, g)
+            p = P + h / 2 * tau                                                   # (VI-6)
+            qd, qd_last = np.linalg.solve(H, p), qd             # q̇_{k+1} = H⁻¹ p_{k+1}
+            xi = xi + (qd - qd_last)             # next guess: ξ_{k+1} ≈ ξ_k + h q̈
         Q[k + 1], QD[k + 1] = q, qd
     return Trajectory(t, Q, QD)
 
 
-def time_grid(t_end, dt):
-    """Times 0, dt, 2 dt, … up to ``t_end``, the last step shortened to end exactly there
-    (``t_end``/``dt`` up to round-off gives no sliver step). Checks both."""
+def _steps(t_end, dt):
+    """``(t_end, dt, number of steps)``, the times checked; the count is inf when
+    t_end / dt overflows."""
     t_end = _positive_time(t_end, "t_end", allow_zero=True)
     dt = _positive_time(dt, "dt", allow_zero=False)
-    n_steps = math.ceil(t_end / dt * (1 - 1e-12))
+    ratio = t_end / dt
+    return t_end, dt, math.ceil(ratio * (1 - 1e-12)) if math.isfinite(ratio) else math.inf
+
+
+def time_grid(t_end, dt, numbers_per_state=1, what="time_grid"):
+    """Times 0, dt, 2 dt, … up to ``t_end``, the last step shortened to end exactly there
+    (``t_end``/``dt`` up to round-off gives no sliver step). Checks both, and refuses a
+    grid for a run whose states (``numbers_per_state`` floats each, the time included)
+    would exceed :data:`MAX_TRAJECTORY_BYTES` (:func:`check_run_size`)."""
+    t_end, dt, n_steps = _steps(t_end, dt)
+    check_run_size(n_steps, numbers_per_state, what, f" from t = 0 to {t_end:g} by dt = {dt:g}")
     t = np.minimum(dt * np.arange(n_steps + 1), t_end)
     t[-1] = t_end
     return t

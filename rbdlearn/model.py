@@ -13,6 +13,7 @@ Body ``i`` carries the joint that connects it to ``parent[i]``:
 import copy
 import dataclasses
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,8 @@ import numpy as np
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX, _frozen
 from .spatial import exp_so3, mcI, plux, plux_parts
 
-__all__ = ["Model", "Pointers", "pointers", "check_inertia", "check_state", "batch_shape",
+__all__ = ["Model", "Pointers", "pointers", "ArgumentTypeError", "check_flag", "check_inertia",
+           "check_state", "batch_shape",
            "neutral_q", "random_q", "integrate_q", "without_gravity",
            "planar_chain", "random_tree", "floating_base", "GRAVITY"]
 
@@ -33,6 +35,19 @@ _JOINT_TYPES = (Revolute, Prismatic, Spherical, SphericalZYX, Free, Fixed)
 
 def _numeric(a):
     return np.asarray(a).dtype != object
+
+
+class ArgumentTypeError(TypeError, ValueError):
+    """An argument of the wrong type (a string for a flag, a set for a mapping, a Pinocchio
+    model for an rbdlearn one): a ``TypeError``, and a ``ValueError`` like every other
+    error of rbdlearn about bad input."""
+
+
+def check_flag(value, name):
+    """Raise :class:`ArgumentTypeError` naming ``name`` unless ``value`` is True or False
+    (a string such as "false" is truthy: taken as a flag it would mean True)."""
+    if not isinstance(value, bool):
+        raise ArgumentTypeError(f"{name} must be True or False, got {value!r}")
 
 
 def check_inertia(I, where, tol=1e-9, physical=True):
@@ -68,7 +83,7 @@ def check_inertia(I, where, tol=1e-9, physical=True):
             raise ValueError(f"{where}: a massless body cannot have a first moment m·c")
         Ic = I[:3, :3]
     else:
-        Ic = I[:3, :3] - h @ h.T / m
+        Ic = I[:3, :3] - (h / m) @ h.T          # m c×c×ᵀ without (m c)², which can overflow
     if not physical:
         return
     lam = np.linalg.eigvalsh(Ic)
@@ -148,15 +163,20 @@ class Model:
         parent = [-1] + [int(p) for p in self.parent[1:]]
         for attr in ("names", "body_names"):
             seen = list(getattr(self, attr))
+            for k, x in enumerate(seen):
+                if not isinstance(x, str):
+                    raise ArgumentTypeError(f"model.{attr}[{k}] must be a string, got "
+                                            f"{type(x).__name__} {x!r}")
             dups = sorted({str(x) for x in seen if seen.count(x) > 1})
             if dups:
                 raise ValueError(f"model.{attr}: duplicate names {dups}")
-        if not isinstance(self.physical, bool):
-            raise ValueError(f"model.physical must be True or False, got {self.physical!r}")
-        gravity = np.asarray(self.gravity)
+        check_flag(self.physical, "model.physical")
+        gravity = _real_array(self.gravity, "model.gravity")
         if gravity.shape != (6,):
             raise ValueError(f"model.gravity must be a spatial 6-vector, got shape "
                              f"{gravity.shape}")
+        if _numeric(gravity) and not np.all(np.isfinite(gravity)):
+            raise ValueError(f"model.gravity must be finite, got {gravity}")
         q_index, v_index = [0] * (N + 1), [0] * (N + 1)
         q_slices, v_slices = [None] * (N + 1), [None] * (N + 1)
         Xtree, I = [None] * (N + 1), [None] * (N + 1)
@@ -365,26 +385,51 @@ def _body_index(model, key, what):
     return int(key)
 
 
-def check_forces(model, f_ext, batch=False):
+def _broadcasts_to(shape, target):
+    """Whether an array of ``shape`` broadcasts to ``target`` without enlarging it."""
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
+
+
+def check_forces(model, f_ext, batch=()):
     """``f_ext`` as a list of N+1 spatial forces (body coordinates; entry 0 ignored), from
-    such a list or from a dict {body: force}, a body given by index or by name."""
+    such a list or from a mapping {body: force}, each body given once, by index or by name.
+
+    ``batch`` is the batch shape of the states the forces act in (``batch_shape``; () for
+    one state): each force is a 6-vector, the same in every state, or has shape
+    ``batch + (6,)`` (or leading axes that broadcast to it without enlarging it), one per
+    state."""
     if f_ext is None:
         return None
-    if isinstance(f_ext, dict):
-        f = [np.zeros(6)] * (model.N + 1)
+    if isinstance(f_ext, Mapping):
+        f, given = [None] * (model.N + 1), {}
         for key, fi in f_ext.items():
-            f[_body_index(model, key, "f_ext")] = fi
+            i = _body_index(model, key, "f_ext")
+            if i in given:
+                raise ValueError(f"f_ext gives body {i} ('{model.body_names[i]}') twice, as "
+                                 f"{given[i]!r} and as {key!r}: give each body once")
+            given[i], f[i] = key, fi
         f_ext = f
+    elif not isinstance(f_ext, (list, tuple, np.ndarray)) or getattr(f_ext, "ndim", 1) == 0:
+        raise ArgumentTypeError(
+            f"f_ext must be None, a mapping {{body: spatial force}} (a body by index or by "
+            f"name) or a list of N + 1 = {model.N + 1} spatial forces, got "
+            f"{type(f_ext).__name__} {f_ext!r:.60}")
     if len(f_ext) != model.N + 1:
         raise ValueError(f"f_ext has {len(f_ext)} entries, expected N + 1 = {model.N + 1} "
                          f"(entry 0 for the base is ignored)")
+    batch = tuple(batch)
     out = [np.zeros(6)]
     for i in range(1, model.N + 1):
         fi = _real_array(f_ext[i], f"f_ext[{i}]") if f_ext[i] is not None else np.zeros(6)
-        if fi.shape != (6,) and not (batch and fi.ndim > 1 and fi.shape[-1] == 6):
-            also = ", or (..., 6) for a batch of states" if batch else ""
-            raise ValueError(f"f_ext[{i}] has shape {fi.shape}, expected a spatial force "
-                             f"(6,){also}")
+        if fi.shape != (6,) and not (fi.ndim > 1 and fi.shape[-1] == 6
+                                     and _broadcasts_to(fi.shape[:-1], batch)):
+            want = (f"(6,), the same force in every state, or {batch + (6,)}, one per state "
+                    f"of the batch" if batch else "a spatial force (6,) for one state")
+            raise ValueError(f"f_ext[{i}] has shape {fi.shape}, expected {want} (the force "
+                             f"on body {i}, '{model.body_names[i]}')")
         if fi.dtype != object and not np.isfinite(fi).all():
             raise ValueError(f"f_ext[{i}] contains NaN or inf")
         out.append(fi)

@@ -29,7 +29,8 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     dict {body: force}, a body by index or by name), each acting on body i and
     expressed in body i's coordinates. Works on floats and on object arrays of sympy expressions.
     A batch of states, ``q`` (..., nq), ``qd`` and ``qdd`` (..., nv) broadcast together,
-    gives τ of shape (..., nv) (and forces (..., 6)).
+    gives τ of shape (..., nv) (and forces (..., 6)); each external force is then a
+    6-vector, the same in every state, or one per state, (..., 6).
     With ``return_forces=True`` also returns the list ``f`` of the whole spatial
     forces that the joints transmit (``f[i]``: from body λ(i) to body i, in body
     i's coordinates; ``τ_i = S_iᵀ f[i]`` is its part along the joint's freedoms).
@@ -39,7 +40,8 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     the parent/child/brother pointers, ``closed_chains.rnea_pointers``).
     """
     q, qd, qdd = check_state(model, batch=True, q=q, qd=qd, qdd=qdd)
-    f_ext = check_forces(model, f_ext, batch=True)
+    batch = batch_shape(q, qd, qdd)
+    f_ext = check_forces(model, f_ext, batch)
     N, parent = model.N, model.parent
     outward, inward = _passes(model, order)
     Xup = joint_transforms(model, q)
@@ -63,7 +65,6 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
         tau[i] = mtv(S[i], f[i])                                           # (RNEA-4)
         if parent[i] > 0:
             f[parent[i]] = f[parent[i]] + mtv(Xup[i], f[i])
-    batch = batch_shape(q, qd, qdd)
     if batch:                        # in a batch, a τ_i that is the same for all is spread
         tau[1:] = [np.broadcast_to(t, batch + t.shape[-1:]) for t in tau[1:]]
     tau = np.concatenate(tau[1:], axis=-1) if N else np.zeros(batch + (0,))

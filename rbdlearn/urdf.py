@@ -25,7 +25,8 @@ A ``<mimic joint multiplier offset>`` element makes a joint follow another one,
 :class:`~rbdlearn.aba.Gear` objects (``q̇ = G q̇_ind``, so the independent velocity
 count is that of Pinocchio's ``buildModelFromUrdf(..., mimic=True)``); with
 ``mimic=False`` the joints are independent; by default they are independent and a
-warning names them. A ``<mimic>`` on a fixed joint has nothing to move and is ignored.
+warning names them. A ``<mimic>`` on a fixed joint has nothing to move and is ignored;
+one that names a joint the URDF does not have is an error, whatever ``mimic`` says.
 
 Bodies are numbered depth-first from the root link, the children of a link in
 the order of their joint names — the order Pinocchio's ``buildModelFromUrdf``
@@ -56,7 +57,7 @@ import warnings
 
 from .aba import Gear
 from .joints import Fixed, Prismatic, Revolute
-from .model import Model, check_inertia
+from .model import Model, check_flag, check_inertia
 from .model import floating_base as _floating_base
 from .spatial import mcI, plux, rotx, roty, rotz
 
@@ -133,7 +134,14 @@ def _inertia(link, name):
     Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     if m < 0:
         raise URDFError(f"{where}: negative mass {m:g}")
-    return mcI(m, c, R @ Ic @ R.T)           # Ic rotated from the inertial into the link frame
+    with np.errstate(over="ignore"):
+        I = mcI(m, c, R @ Ic @ R.T)          # Ic rotated from the inertial into the link frame
+    if not np.all(np.isfinite(I)):           # m c×c×ᵀ beyond the largest float
+        raise URDFError(f"{where}: the spatial inertia overflows: mass {m:g} with its centre "
+                        f"of mass at {np.linalg.norm(c):g} from the link origin and "
+                        f"<inertia> up to {np.abs(Ic).max():g} gives entries beyond "
+                        f"{np.finfo(float).max:.3g}")
+    return I
 
 
 def _joint(el, k):
@@ -245,6 +253,7 @@ def loads(xml, floating_base=False, mimic=None, physical=True):
     :func:`~rbdlearn.aba.geared_q` and :func:`~rbdlearn.aba.aba_geared`.
     ``mimic=False`` reads mimic joints as independent ones; the default does too,
     with a warning naming them. ``physical=False``: see the module docstring.
+    ``floating_base`` and ``physical`` must be True or False (a TypeError otherwise).
     Raises :class:`URDFError` naming the element on malformed input.
     """
     return _with_mimic(*_build(xml, floating_base, physical), mimic)
@@ -255,11 +264,16 @@ def load(path, floating_base=False, mimic=None, physical=True):
     return _with_mimic(*_build(Path(path).read_bytes(), floating_base, physical), mimic)
 
 
-def _with_mimic(model, mimics, fixed, mimic):
+def _with_mimic(model, mimics, kinds, mimic):
     """``model``, or ``(model, gears)`` for mimic=True; ``mimics`` lists (joint, joint
-    it mimics, multiplier, offset) per moving joint with a <mimic> element."""
+    it mimics, multiplier, offset) per moving joint with a <mimic> element, ``kinds``
+    maps every URDF joint's name to its type."""
     if mimic not in (None, True, False):
         raise ValueError(f"mimic must be None, True or False, got {mimic!r}")
+    for name, driver, _, _ in mimics:          # whether or not the couplings are kept
+        if driver not in kinds:
+            raise URDFError(f"joint '{name}': <mimic joint='{driver}'> names no joint of "
+                            f"the URDF")
     if mimic is None and mimics:
         warnings.warn(f"URDF joints {', '.join(repr(m[0]) for m in mimics)} mimic other "
                       f"joints; they are read as independent joints (nv = {model.nv}). "
@@ -269,17 +283,16 @@ def _with_mimic(model, mimics, fixed, mimic):
     if not mimic:
         return model
     for name, driver, _, _ in mimics:
-        if driver in fixed:
+        if kinds[driver] == "fixed":
             raise URDFError(f"joint '{name}' mimics '{driver}', a fixed joint; make "
                             f"'{name}' fixed too, or read it with mimic=False")
-        if driver not in model.names:
-            raise URDFError(f"joint '{name}': <mimic joint='{driver}'> names no joint of "
-                            f"the URDF")
     return model, [Gear(*m) for m in mimics]
 
 
 def _build(xml, floating_base, physical):
-    """The model of a URDF document, its mimic joints and the names of its fixed joints."""
+    """The model of a URDF document, its mimic joints and the type of each joint (by name)."""
+    check_flag(floating_base, "floating_base")
+    check_flag(physical, "physical")
     links, joints = _parse(xml)
     root, children = _root_and_children(links, joints)
     reserved = {"base", "root_joint"} if floating_base else {"base"}
@@ -302,7 +315,8 @@ def _build(xml, floating_base, physical):
         link = j["child"]
         Ilink = _inertia(links[link], link)
         if j["type"] == "fixed":
-            I[b] = I[b] + X.T @ Ilink @ X          # weld: ᵇI += ᶜXᵦᵀ ᶜI ᶜXᵦ
+            with np.errstate(over="ignore"):       # an overflow is named by the check below
+                I[b] = I[b] + X.T @ Ilink @ X      # weld: ᵇI += ᶜXᵦᵀ ᶜI ᶜXᵦ
             welded[b].append(link)
             Xlink = X                              # the link frame, seen from body b
         else:
@@ -334,7 +348,7 @@ def _build(xml, floating_base, physical):
     if floating_base:
         model = _floating_base(model, base_inertia, "root_joint", root)
     mimics = [(j["name"], *j["mimic"]) for j in joints if "mimic" in j and j["type"] != "fixed"]
-    return model, mimics, {j["name"] for j in joints if j["type"] == "fixed"}
+    return model, mimics, {j["name"]: j["type"] for j in joints}
 
 
 def example_robot_path(relative):

@@ -3,6 +3,8 @@ simulate, energy and momentum: the same functions, answering state by state. Eac
 result is checked against a loop of single calls, and against Pinocchio, on random trees
 with every joint type (fixed and floating base) and on the talos_reduced robot."""
 
+import re
+
 import numpy as np
 import pytest
 import sympy
@@ -137,6 +139,36 @@ def test_batch_with_external_forces(model):
                                    atol=1e-10)
         np.testing.assert_allclose(qdd[k], rbd.aba(model, q[k], qd[k], x[k], f_ext=fk),
                                    atol=1e-9)
+
+
+def test_batched_external_forces_must_fit_the_batch():
+    """A force per state for another batch, or a batch of forces for one state, passed the
+    check and failed inside with numpy's broadcast errors."""
+    m = every_joint_tree(False)
+    q, qd, x = states(m, (K,), seed=5)
+    name = m.body_names[2]
+    for forward in (rbd.rnea, rbd.aba):
+        for bad in ((4, 6), (K, 1, 6), (2, K, 6), (K, 3)):
+            with pytest.raises(ValueError, match=rf"f_ext\[2\] has shape {re.escape(str(bad))}, "
+                                                 rf"expected "
+                                                 rf"\(6,\), the same force in every state, or "
+                                                 rf"\(5, 6\), one per state of the batch "
+                                                 rf"\(the force on body 2, '{name}'\)"):
+                forward(m, q, qd, x, f_ext={2: np.ones(bad)})
+        with pytest.raises(ValueError, match=rf"f_ext\[2\] has shape \(5, 6\), expected a "
+                                             rf"spatial force \(6,\) for one state "
+                                             rf"\(the force on body 2, '{name}'\)"):
+            forward(m, q[0], qd[0], x[0], f_ext={2: np.ones((K, 6))})
+    # a (1, 6) force broadcasts to every state of the batch, as a (6,) one does
+    f = np.random.default_rng(5).normal(size=6)
+    np.testing.assert_allclose(rbd.rnea(m, q, qd, x, f_ext={2: f[None]}),
+                               rbd.rnea(m, q, qd, x, f_ext={2: f}), atol=1e-12)
+    # a (2, 1, 6) force over a (2, 3) batch: one force per row of states
+    q2, qd2, x2 = states(m, (2, 3), seed=6)
+    f2 = np.random.default_rng(6).normal(size=(2, 1, 6))
+    tau = rbd.rnea(m, q2, qd2, x2, f_ext={2: f2})
+    np.testing.assert_allclose(tau[1, 2], rbd.rnea(m, q2[1, 2], qd2[1, 2], x2[1, 2],
+                                                   f_ext={2: f2[1, 0]}), atol=1e-10)
 
 
 def test_batch_against_pinocchio(model):

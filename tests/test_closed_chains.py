@@ -492,6 +492,61 @@ def test_figure_springs_are_conservative(spherical):
     assert V(q_ref) == 0.0 and np.all(tau(0.0, q_ref, qd) == 0) and V(q) > 1.0
 
 
+def test_inverse_dynamics_at_an_open_loop_says_by_how_much(four_bar):
+    """At a q off the loops, J_C has another rank, and inverse_dynamics blamed
+    under-actuation (or answered for another mechanism)."""
+    mech, q, split = four_bar
+    q_open = np.array([1.0, -1.0, -1.5, 1.5])              # the guess, before assemble
+    e = np.abs(cc.loop_residual(mech, q_open)).max()
+    assert e > 0.1
+    match = (rf"loop 'four-bar' is open at this q: its residual \[log R; p\] is .*, max "
+             rf"{e:.3g} \(more than loop_tol = 1e-06\).*q = assemble\(mech, q\) first")
+    with pytest.raises(cc.LoopNotClosed, match=match):
+        cc.inverse_dynamics(mech, q_open, np.zeros(4), [1.0], [0])
+    with pytest.raises(cc.LoopNotClosed, match=match):
+        cc.generalized_forces(mech, q_open, np.zeros(4), [1.0])
+    off = q.copy()
+    off[3] += 1e-5                                         # the cut joint turned: 1e-5 rad
+    with pytest.raises(cc.LoopNotClosed, match=r"max 1e-05 \(more than loop_tol = 1e-06\)"):
+        cc.inverse_dynamics(mech, off, np.zeros(4), [1.0], [0], split=split)
+    assert cc.inverse_dynamics(mech, off, np.zeros(4), [1.0], [0], split=split,
+                               loop_tol=1e-4).shape == (1,)
+
+
+def test_simulate_refuses_an_unassembled_start(four_bar):
+    """An open q0 was assembled silently, by Newton's method from wherever it was (angles
+    wound by turns); now the start must be closed to max(tol, round-off)."""
+    mech, q, split = four_bar
+    with pytest.raises(cc.LoopNotClosed, match=r"loop 'four-bar' is open at this q0: .*more "
+                                               r"than max\(tol, round-off\) = 1e-12\).*q0 = "
+                                               r"assemble\(mech, q0\) first"):
+        cc.simulate(mech, [1.0, -1.0, -1.5, 1.5], np.zeros(4), 0.02, 0.01)
+    off = q.copy()
+    off[3] += 3e-12                                        # the cut joint: residual 3e-12
+    with pytest.raises(cc.LoopNotClosed, match=r"max 3e-12 \(more than max\(tol, round-off\) "
+                                               r"= 1e-12\)"):
+        cc.simulate(mech, off, np.zeros(4), 0.02, 0.01)
+    assert len(cc.simulate(mech, off, np.zeros(4), 0.02, 0.01, tol=1e-11).t) == 3
+    # a four-bar 100 times larger: the round-off of its kinematics, 16 (N + 1) eps (1 + P)
+    # with P ≈ 300 m its farthest frame, is 5e-12, above tol, and sets the bar
+    big = cc.four_bar(*(100 * np.array([2.0, 1.0, 2.0, 1.5])))
+    qb = cc.assemble(big, [0.3, 1.0, 0.5, 1.0], independent=[0])
+    off = qb.copy()
+    off[3] += 3e-12
+    assert len(cc.simulate(big, off, np.zeros(4), 0.02, 0.01).t) == 3
+    off[3] += 1e-9
+    with pytest.raises(cc.LoopNotClosed, match=r"more than max\(tol, round-off\) = 5.3\de-12"):
+        cc.simulate(big, off, np.zeros(4), 0.02, 0.01)
+
+
+def test_simulate_refuses_a_run_too_long_for_memory(four_bar):
+    mech, q, split = four_bar
+    with pytest.raises(ValueError, match=r"closed_chains.simulate: 1e\+12 steps from t = 0 to "
+                                         r"1e\+06 by dt = 1e-06 would store 1e\+12 states of 9 "
+                                         r"numbers"):
+        cc.simulate(mech, q, np.zeros(4), 1e6, 1e-6)
+
+
 # ------------------------------------------------ singular closures during a simulation
 
 NON_GRASHOF = (3.0, 1.5, 2.0, 2.0)          # ground, crank, coupler, rocker: no link turns fully

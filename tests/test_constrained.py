@@ -241,6 +241,16 @@ def test_inverse_dynamics_symbolic_arm_matches_rnea_with_a_hand_force():
     assert np.allclose(C.inverse_dynamics(arm, q, qd, qdd, f_n), expected, atol=1e-12)
 
 
+def test_a_run_too_long_for_memory_is_refused_up_front():
+    """The same limit as rbdlearn.simulate's, counting every row the run stores: t, q, q̇,
+    q̈, f_n, f_t (3), the link forces (3 per link), r (3) and C: 21 numbers for two links."""
+    arm = C.PlanarArmOnFloor(2)
+    with pytest.raises(ValueError, match=r"constrained.simulate: 1e\+12 steps from t = 0 to "
+                                         r"1e\+06 by dt = 1e-06 would store 1e\+12 states of "
+                                         r"21 numbers"):
+        C.simulate(arm, [-np.pi / 6, -2 * np.pi / 3], [0.0, 0.0], 1e6, dt=1e-6)
+
+
 def test_a_diverging_run_is_reported():
     """dt = 0.05 s is beyond RK4's stability limit for the damped 3-link arm."""
     arm = C.PlanarArmOnFloor(3, inertia=INERTIA)

@@ -12,6 +12,7 @@ import pytest
 import rbdlearn as rbd
 from rbdlearn import contact as ct
 from rbdlearn import interop
+from rbdlearn.aba import SingularArticulatedInertia
 from rbdlearn.contact import plane_contacts
 from rbdlearn.models import box
 
@@ -653,6 +654,28 @@ def test_a_diverging_contact_simulation_says_when():
                                          r"[0-9.]+: the state overflowed"):
         ct.simulate(model, q, np.ones(6), 0.01, 500,
                     plane_contacts(model, [(1, p) for p in box()[1]], mu=0.5), tau=runaway)
+
+
+def test_a_run_too_long_for_memory_is_refused_up_front(monkeypatch):
+    """The same limit as rbdlearn.simulate's (integrate.check_run_size), counting t, q and
+    q̇ of every step: 1 + 7 + 6 = 14 numbers, 112 bytes, for the box. (The limit is lowered
+    so that a run that is not refused ends quickly.)"""
+    model, q, qd, contacts = resting_box()
+    monkeypatch.setattr(rbd.integrate, "MAX_TRAJECTORY_BYTES", 8 * 112)
+    assert len(ct.simulate(model, q, qd, 0.01, 7, contacts).t) == 8
+    with pytest.raises(ValueError, match=r"contact.simulate: 8 steps of h = 0.01 would store 9 "
+                                         r"states of 14 numbers, 9.388e-07 GiB, more than the "
+                                         r"8.34465e-07 GiB of integrate.MAX_TRAJECTORY_BYTES"):
+        ct.simulate(model, q, qd, 0.01, 8, contacts)
+
+
+def test_a_singular_mass_matrix_in_a_contact_simulation_says_when():
+    model = rbd.planar_chain(2, mass=[1.0, 0.0], inertia=[0.1, 0.0])
+    zero = np.zeros(2)
+    with pytest.raises(SingularArticulatedInertia, match=r"simulate: in the step from t = 0 to "
+                                                         r"0.01, the mass matrix H\(q\) of "
+                                                         r"Model.* is singular: body 2"):
+        ct.simulate(model, zero, zero, 0.01, 3, [])
 
 
 def test_a_huge_friction_coefficient_is_solved_or_named():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import rbdlearn as rbd
+from rbdlearn.aba import SingularArticulatedInertia
 from rbdlearn.spatial import mcI, quat_to_rot
 
 
@@ -254,6 +255,52 @@ def test_a_diverging_simulation_says_so():
 # --- the variational integrator -------------------------------------------------------------
 
 from rbdlearn.integrate import kinetic_terms, right_jacobian  # noqa: E402
+
+
+@pytest.mark.parametrize("method", ["variational", "rk4", "semi_implicit_euler"])
+def test_a_singular_mass_matrix_says_when_and_which_joint(method):
+    """A massless last link: H is singular. The variational integrator ended in numpy's
+    bare LinAlgError; every method now names the step, the model and the joint."""
+    model = rbd.planar_chain(3, mass=[1.0, 1.0, 0.0], inertia=[0.1, 0.1, 0.0])
+    with pytest.raises(SingularArticulatedInertia,
+                       match=r"simulate: in the step from t = 0 to 0.01, the mass matrix H\(q\) "
+                             r"of Model\(N=3 bodies.*\) is singular: .*joint 'joint3'"):
+        rbd.simulate(model, np.zeros(3), np.zeros(3), 0.1, 0.01, method=method)
+    # the same with crba's forward dynamics, whose Cholesky names the joint too
+    if method != "variational":
+        with pytest.raises(ValueError, match=r"from t = 0 to 0.01.*H is not positive definite: "
+                                             r"at v\[2\], a coordinate of joint 'joint3'"):
+            rbd.simulate(model, np.zeros(3), np.zeros(3), 0.1, 0.01, method=method,
+                         forward=rbd.forward_dynamics_crb)
+
+
+def test_a_run_too_long_for_memory_is_refused_up_front():
+    """t_end = 1e6, dt = 1e-6: 1e12 steps tried to allocate 7 TiB (numpy's MemoryError)."""
+    chain = rbd.planar_chain(3)
+    zero = np.zeros(3)
+    for method in ("rk4", "variational"):
+        with pytest.raises(ValueError, match=r"simulate: 1e\+12 steps from t = 0 to 1e\+06 by "
+                                             r"dt = 1e-06 would store 1e\+12 states of 7 numbers, "
+                                             r"5.215e\+04 GiB, more than the 4 GiB of "
+                                             r"integrate.MAX_TRAJECTORY_BYTES"):
+            rbd.simulate(chain, zero, zero, 1e6, 1e-6, method=method)
+    # a batch stores each of its states: 3 x (3 + 3) numbers and the time
+    with pytest.raises(ValueError, match=r"states of 19 numbers"):
+        rbd.simulate(chain, np.zeros((3, 3)), np.zeros((3, 3)), 1e6, 1e-6)
+    with pytest.raises(ValueError, match=r"time_grid: inf steps from t = 0 to 1e\+300 by "
+                                         r"dt = 1e-300"):
+        rbd.integrate.time_grid(1e300, 1e-300)
+
+
+def test_the_memory_limit_is_the_stored_states(monkeypatch):
+    """The limit counts (steps + 1) x (1 + nq + nv) floats: at 20 steps of a 3-link chain,
+    21 x 7 x 8 = 1176 bytes."""
+    chain = rbd.planar_chain(3)
+    zero = np.zeros(3)
+    monkeypatch.setattr(rbd.integrate, "MAX_TRAJECTORY_BYTES", 1176)
+    assert len(rbd.simulate(chain, zero, zero, 0.2, 0.01).t) == 21
+    with pytest.raises(ValueError, match=r"21 steps .* 22 states of 7 numbers, 1.147e-06 GiB"):
+        rbd.simulate(chain, zero, zero, 0.21, 0.01)
 
 
 @pytest.fixture(scope="module")

@@ -162,6 +162,133 @@ def test_inertia_to_pin():
         np.testing.assert_allclose(Ip.matrix(), to_linear_angular(I, operator=True), atol=1e-13)
 
 
+def test_inertia_to_pin_clears_round_off_and_names_what_pinocchio_refuses():
+    """A point mass's Ic = I_O − m c×c×ᵀ is zero up to round-off, which Pinocchio refuses when
+    a diagonal entry is −1e-20; a negative diagonal beyond round-off is named, not passed on."""
+    I = mcI(0.7, np.array([0.3, -0.2, 0.9]), np.zeros((3, 3)))
+    eps = np.finfo(float).eps * np.abs(I[:3, :3]).max()
+    for k in range(3):                              # a point mass, off by a few round-offs
+        off = I.copy()
+        off[k, k] -= 4 * eps
+        Ip = interop.inertia_to_pin(off)
+        assert np.linalg.eigvalsh(Ip.inertia)[0] >= 0 and np.diag(Ip.inertia).min() >= 0
+        np.testing.assert_allclose(Ip.inertia, np.zeros((3, 3)), atol=8 * eps)
+    bad = I.copy()
+    bad[0, 0] -= 1e-6                               # far beyond round-off
+    with pytest.raises(ValueError, match=r"tool: the rotational inertia about the centre of "
+                                         r"mass has principal moments .* negative beyond "
+                                         r"round-off .*a negative diagonal entry .*which "
+                                         r"Pinocchio refuses"):
+        interop.inertia_to_pin(bad, "tool")
+    model = rbd.planar_chain(2)
+    model = model.replace(I=[None, model.I[1], bad], physical=False)
+    with pytest.raises(ValueError, match=r"body 2 \('link2'\): the rotational inertia"):
+        interop.to_pinocchio(model)
+
+
+@pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
+@pytest.mark.parametrize("robot", ["icub", "icub_reduced"])
+def test_icub_converts_and_agrees_with_pinocchios_urdf_load(robot, floating):
+    """icub's point-mass bodies came out of the round trip with principal moments of
+    −5e-20, which Pinocchio refused: to_pinocchio now converts it, and the result has the
+    dynamics of the model Pinocchio builds from the URDF itself."""
+    from conftest import urdf_pair
+    model, pm_urdf, rng = urdf_pair(f"icub_description/robots/{robot}.urdf", floating)
+    pm = interop.to_pinocchio(model)
+    assert pm.nq == pm_urdf.nq and pm.nv == pm_urdf.nv
+    q, v, a = rbd.random_q(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    results = []
+    for p in (pm, pm_urdf):
+        d = p.createData()
+        qp, vp, ap = (interop.q_to_pin(model, p, q), interop.v_to_pin(model, p, v),
+                      interop.v_to_pin(model, p, a))
+        results.append((interop.v_from_pin(model, p, pin.rnea(p, d, qp, vp, ap)),
+                        interop.H_from_pin(model, p, pin.crba(p, d, qp))))
+    (tau, H), (tau_urdf, H_urdf) = results
+    np.testing.assert_allclose(tau, tau_urdf, atol=1e-10 * (1 + np.abs(tau_urdf).max()))
+    np.testing.assert_allclose(H, H_urdf, atol=1e-10 * (1 + np.abs(H_urdf).max()))
+    np.testing.assert_allclose(H, rbd.crba(model, q), atol=1e-10 * (1 + np.abs(H_urdf).max()))
+
+
+def test_to_pinocchio_and_from_pinocchio_name_a_swapped_model():
+    model = rbd.planar_chain(2)
+    pm = interop.to_pinocchio(model)
+    with pytest.raises(TypeError, match=r"model must be an rbdlearn Model, got a "
+                                        r"pinocchio.Model; interop.from_pinocchio\(pmodel\)"):
+        interop.to_pinocchio(pm)
+    with pytest.raises(TypeError, match=r"pmodel must be a pinocchio.Model, got an rbdlearn "
+                                        r"Model; interop.to_pinocchio\(model\)"):
+        interop.from_pinocchio(model)
+    with pytest.raises(TypeError, match=r"model must be an rbdlearn Model, got a pinocchio"):
+        interop.q_to_pin(pm, model, np.zeros(2))
+    with pytest.raises(TypeError, match=r"pmodel must be a pinocchio.Model, got list"):
+        interop.v_from_pin(model, [], np.zeros(2))
+
+
+def test_conversions_check_their_vectors():
+    """Wrong lengths were cut (extra entries dropped) or ended in numpy broadcast errors,
+    NaN and non-unit quaternions went straight to Pinocchio."""
+    chain = rbd.planar_chain(3)
+    model = rbd.floating_base(chain, mcI(2.0, np.zeros(3), np.diag([0.1, 0.2, 0.3])))
+    pm = interop.to_pinocchio(model)
+    q = rbd.neutral_q(model)
+    for n in (model.nq - 1, model.nq + 2):
+        with pytest.raises(ValueError, match=rf"q has shape \({n},\), expected \(10,\) = "
+                                             rf"\(nq,\)"):
+            interop.q_to_pin(model, pm, np.zeros(n))
+        with pytest.raises(ValueError, match=rf"qp has shape \({n},\), expected \(10,\) = "
+                                             rf"\(pmodel.nq,\)"):
+            interop.q_from_pin(model, pm, np.zeros(n))
+    for n in (model.nv - 1, model.nv + 2):
+        with pytest.raises(ValueError, match=rf"v has shape \({n},\), expected \(9,\) = "
+                                             rf"\(nv,\)"):
+            interop.v_to_pin(model, pm, np.zeros(n))
+        with pytest.raises(ValueError, match=rf"vp has shape \({n},\), expected \(9,\) = "
+                                             rf"\(pmodel.nv,\)"):
+            interop.v_from_pin(model, pm, np.zeros(n))
+        with pytest.raises(ValueError, match=rf"Hp must be pmodel.nv x pmodel.nv = 9 x 9 "
+                                             rf"finite numbers, got shape \({n}, {n}\)"):
+            interop.H_from_pin(model, pm, np.zeros((n, n)))
+    bad = q.copy()
+    bad[8] = np.nan
+    with pytest.raises(ValueError, match=r"q\[8\] is nan"):
+        interop.q_to_pin(model, pm, bad)
+    with pytest.raises(ValueError, match=r"qp\[8\] is nan"):
+        interop.q_from_pin(model, pm, bad)
+    with pytest.raises(ValueError, match=r"vp\[1\] is inf"):
+        interop.v_from_pin(model, pm, np.r_[0.0, np.inf, np.zeros(7)])
+    with pytest.raises(ValueError, match=r"with NaN or inf"):
+        interop.H_from_pin(model, pm, np.full((9, 9), np.nan))
+    # a quaternion off unit by more than joints.UNIT_TOL is refused, as everywhere in
+    # rbdlearn (check_state), naming the joint and the norm, in either direction
+    off = q.copy()
+    off[3:7] = [1.0 + 1e-3, 0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match=r"q of joint 'root_joint' \(free joint quaternion\) "
+                                         r"is not a unit quaternion \(w, x, y, z\): norm 1.001"):
+        interop.q_to_pin(model, pm, off)
+    qp = pin.neutral(pm)
+    qp[6] = 2.0                                     # Pinocchio's (x, y, z, w): w = 2
+    with pytest.raises(ValueError, match=r"qp, Pinocchio's configuration: q of joint "
+                                         r"'root_joint' .*not a unit quaternion.*norm 2"):
+        interop.q_from_pin(model, pm, qp)
+    # within round-off of unit, both directions convert and agree
+    near = q.copy()
+    near[3:7] = [1.0 + 1e-12, 0.0, 0.0, 0.0]
+    np.testing.assert_array_equal(interop.q_from_pin(model, pm, interop.q_to_pin(model, pm, near)),
+                                  near)
+
+
+def test_unbounded_revolute_pair_must_be_unit():
+    pm = pin.Model()
+    pm.addJoint(0, pin.JointModelRUBX(), pin.SE3.Identity(), "wheel")
+    model = interop.from_pinocchio(pm)
+    assert model.nq == 1 and pm.nq == 2
+    with pytest.raises(ValueError, match=r"qp of joint 'wheel' \(Pinocchio's unbounded "
+                                         r"revolute, \(cos θ, sin θ\)\) is not a unit vector: "
+                                         r"norm 0.5"):
+        interop.q_from_pin(model, pm, np.array([0.5, 0.0]))
+
+
 def test_se3_from_X():
     rng = np.random.default_rng(4)
     R, p = rbd.spatial.exp_so3(rng.normal(size=3)), rng.normal(size=3)

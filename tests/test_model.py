@@ -208,6 +208,52 @@ def test_bad_gravity():
         build(gravity=np.array([0.0, 0.0, -9.81]))
 
 
+@pytest.mark.parametrize("bad", [np.nan, -np.inf, np.inf])
+def test_gravity_must_be_finite(bad):
+    """A NaN or infinite gravity made rnea and aba return NaN."""
+    g = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -9.81])
+    g[5] = bad
+    with pytest.raises(ValueError, match=r"model.gravity must be finite, got \[.*(nan|inf)"):
+        build(gravity=g)
+    with pytest.raises(ValueError, match=r"model.gravity must be finite"):
+        build().replace(gravity=np.full(6, bad))
+
+
+def test_gravity_must_be_real():
+    """A complex gravity lost its imaginary part silently."""
+    with pytest.raises(ValueError, match=r"model.gravity must hold real numbers, got dtype "
+                                         r"complex"):
+        build().replace(gravity=np.array([0, 0, 0, 0, 0, -9.81 + 1j]))
+    with pytest.raises(ValueError, match=r"model.gravity must hold real numbers"):
+        build(gravity=["0", "0", "0", "0", "0", "-9.81"])
+
+
+@pytest.mark.parametrize("attr", ["names", "body_names"])
+def test_names_must_be_strings(attr):
+    names = list(parts()[attr])
+    names[2] = 7
+    with pytest.raises(TypeError, match=rf"model.{attr}\[2\] must be a string, got int 7"):
+        build().replace(**{attr: names})
+    with pytest.raises(ValueError, match=rf"model.{attr}\[2\]"):     # and a ValueError too
+        build(**{attr: names})
+
+
+def test_a_huge_mass_is_checked_without_overflow():
+    """m = 1e300 at 0.4 m: the check formed (m c)² = inf and ended in 'Eigenvalues did not
+    converge'. The inertia itself is finite, and the algorithms run on it."""
+    c = np.array([0.1, 0.2, 0.3])
+    with np.errstate(over="raise", invalid="raise"):
+        check_inertia(mcI(1e300, c, np.diag([1e299, 2e299, 2.5e299])), "body")
+        with pytest.raises(ValueError, match="body: rotational inertia about the COM is "
+                                             "not positive semi-definite"):
+            check_inertia(mcI(1e300, c, np.diag([-1e299, 2e299, 2.5e299])), "body")
+    chain = rbd.planar_chain(3)
+    m = chain.replace(I=[None, chain.I[1], mcI(1e300, c, np.eye(3)), chain.I[3]])
+    q, qd = np.array([0.3, 0.2, 0.1]), np.ones(3)
+    assert np.all(np.isfinite(rbd.rnea(m, q, qd, qd)))
+    assert np.all(np.isfinite(rbd.aba(m, q, qd, qd)))
+
+
 def test_default_names():
     kw = parts()
     del kw["names"], kw["body_names"]
@@ -320,6 +366,28 @@ def test_f_ext_checks(model):
         rbd.rnea(model, q, qd, qdd, f_ext={"world": np.ones(6)})
     with pytest.raises(ValueError, match=r"f_ext names body 2.0"):
         rbd.rnea(model, q, qd, qdd, f_ext={2.0: np.ones(6)})
+
+
+def test_f_ext_gives_each_body_once(model):
+    """{2: f, 'arm': g} named body 2 twice and silently kept g."""
+    q, qd, qdd = valid_state(model)
+    for forward in (lambda f: rbd.rnea(model, q, qd, qdd, f_ext=f),
+                    lambda f: rbd.aba(model, q, qd, qdd, f_ext=f)):
+        with pytest.raises(ValueError, match=r"f_ext gives body 2 \('arm'\) twice, as 2 and "
+                                             r"as 'arm'"):
+            forward({2: np.ones(6), "arm": np.zeros(6)})
+
+
+@pytest.mark.parametrize("bad", [0, 1.5, {1, 2}, {1, 2, 3, 4, 5}, "arm", np.float64(0.0),
+                                 np.array(0.0)])
+def test_f_ext_must_be_a_mapping_or_a_list(model, bad):
+    """f_ext=0 or a set ended in a bare TypeError (no len, not subscriptable)."""
+    q, qd, qdd = valid_state(model)
+    with pytest.raises(TypeError, match=r"f_ext must be None, a mapping \{body: spatial force\} "
+                                        r".* or a list of N \+ 1 = 5 spatial forces, got "):
+        rbd.rnea(model, q, qd, qdd, f_ext=bad)
+    with pytest.raises(ValueError, match=r"f_ext must be None, a mapping"):
+        check_forces(model, bad)
 
 
 def test_check_forces_dict_and_list_agree(model):

@@ -298,6 +298,15 @@ BAD = {
     "negative mass": (robot(link("a"), link("forearm", mass=-1),
                             joint("j", "fixed", "a", "forearm")),
                       "link 'forearm' <inertial>: negative mass"),
+    "inertia overflows": (robot(link("a"), link("forearm", mass=1e300, xyz="1e5 0 0"),
+                                joint("j", "revolute", "a", "forearm")),
+                          r"link 'forearm' <inertial>: the spatial inertia overflows: mass "
+                          r"1e\+300 with its centre of mass at 100000 from the link origin"),
+    "welded inertia overflows": (robot(link("a"), link("b", mass=1.0), link("c", mass=1e300),
+                                       joint("j", "revolute", "a", "b"),
+                                       joint("w", "fixed", "b", "c", xyz="1e5 0 0")),
+                                 r"link 'b' with the links welded to it \('c'\), <inertial> "
+                                 r"summed: spatial inertia contains NaN or inf"),
     "inertia not PSD": (robot(link("a"), link("forearm", mass=1, inertia=(1, 0, 0, 1, 0, -0.5)),
                               joint("j", "revolute", "a", "forearm")),
                         "link 'forearm', <inertial> summed: .*not positive semi-definite"),
@@ -314,6 +323,32 @@ BAD = {
 def test_bad_input_raises_urdf_error_naming_the_element(doc, match):
     with pytest.raises(URDFError, match=match):
         urdf.loads(doc)
+
+
+def test_a_huge_but_finite_mass_loads_and_runs():
+    """A mass of 1e300 with its COM off the link origin ended in 'Eigenvalues did not
+    converge' (the inertia check formed (m c)², which overflowed). What is refused is a
+    spatial inertia that is not finite (see BAD: "inertia overflows"); this one is."""
+    for floating in (False, True):
+        m = urdf.loads(robot(link("a"), link("b", mass=1e300, xyz="0.1 0.2 0.3"),
+                             joint("j", "revolute", "a", "b", xyz="1 0 0", axis="0 0 1")),
+                       floating_base=floating)
+        q = rbd.neutral_q(m)
+        assert np.all(np.isfinite(rbd.rnea(m, q, np.ones(m.nv), np.ones(m.nv))))
+        assert m.I[m.N][5, 5] == 1e300
+
+
+@pytest.mark.parametrize("flag", ["floating_base", "physical"])
+@pytest.mark.parametrize("bad", ["false", 0, 1, None])
+def test_flags_must_be_bools(flag, bad, tmp_path):
+    """floating_base="false" (a string, so true) built a floating base."""
+    doc = robot(AB, joint("j", "revolute", "a", "b"))
+    with pytest.raises(TypeError, match=rf"{flag} must be True or False, got {bad!r}"):
+        urdf.loads(doc, **{flag: bad})
+    path = tmp_path / "r.urdf"
+    path.write_text(doc)
+    with pytest.raises(ValueError, match=rf"{flag} must be True or False"):
+        urdf.load(path, **{flag: bad})
 
 
 def test_placeholder_inertias_are_judged_as_part_of_their_body():
@@ -460,6 +495,10 @@ def test_every_robot_loads_and_matches_pinocchio(relpath, floating):
         with pytest.raises(ValueError, match="does not contain a valid URDF model"):
             pin.buildModelFromUrdf(path)
         return
+    if relpath in BROKEN_MIMIC:        # Pinocchio loads it without mimic, ignoring <mimic>
+        with pytest.raises(URDFError, match=BROKEN_MIMIC[relpath]):
+            urdf.load(path, floating_base=floating, mimic=False)
+        return
     physical = relpath not in UNPHYSICAL
     if not physical:
         with pytest.raises(URDFError, match=UNPHYSICAL[relpath] + r".*physical=False accepts"):
@@ -486,11 +525,14 @@ def test_every_robot_loads_and_matches_pinocchio(relpath, floating):
     np.testing.assert_allclose(H, interop.H_from_pin(m, pm, pin.crba(pm, pd, qp)),
                                atol=1e-10 * (1.0 + np.abs(H).max(initial=0.0)))
     tau = rng.normal(size=m.nv)
-    qdd_pin = interop.v_from_pin(m, pm, pin.aba(pm, pd, qp, vp, interop.v_to_pin(m, pm, tau)))
+    qdd_pin = pin.aba(pm, pd, qp, vp, interop.v_to_pin(m, pm, tau))
     if not np.all(np.isfinite(qdd_pin)):            # Pinocchio: NaN; rbdlearn: a named error
         with pytest.raises(SingularArticulatedInertia):
             rbd.aba(m, q, v, tau)
+        with pytest.raises(ValueError, match=r"vp\[\d+\] is nan"):   # not converted either
+            interop.v_from_pin(m, pm, qdd_pin)
         return
+    qdd_pin = interop.v_from_pin(m, pm, qdd_pin)
     qdd = rbd.aba(m, q, v, tau)
     # ABA's error grows with cond(H) (icub reaches 1e10): compare through H, the residual
     big = 1.0 + np.abs(tau).max(initial=0.0) + np.abs(H @ qdd_pin).max(initial=0.0)
@@ -527,9 +569,9 @@ def test_mimic_joints_become_gears():
 
 def test_bad_mimic():
     doc = robot(link("a"), link("j2"), mimic("j2", "nope"))
-    assert urdf.loads(doc, mimic=False).nv == 1
-    with pytest.raises(URDFError, match="joint 'j2': <mimic joint='nope'> names no joint"):
-        urdf.loads(doc, mimic=True)
+    for how in (None, True, False):    # mimic=None and False loaded it with a warning at most
+        with pytest.raises(URDFError, match="joint 'j2': <mimic joint='nope'> names no joint"):
+            urdf.loads(doc, mimic=how)
     doc = robot(link("a"), link("b"), link("j2"), joint("weld", "fixed", "a", "b"),
                 mimic("j2", "weld"))
     assert urdf.loads(doc, mimic=False).nv == 1
