@@ -26,7 +26,9 @@ A ``<mimic joint multiplier offset>`` element makes a joint follow another one,
 count is that of Pinocchio's ``buildModelFromUrdf(..., mimic=True)``); with
 ``mimic=False`` the joints are independent; by default they are independent and a
 warning names them. A ``<mimic>`` on a fixed joint has nothing to move and is ignored;
-one that names a joint the URDF does not have is an error, whatever ``mimic`` says.
+one that names a joint the URDF does not have is an error with ``mimic=True``, and
+otherwise a warning that names both joints (the joint is read as independent, as
+Pinocchio's plain parser reads it).
 
 Bodies are numbered depth-first from the root link, the children of a link in
 the order of their joint names — the order Pinocchio's ``buildModelFromUrdf``
@@ -270,10 +272,15 @@ def _with_mimic(model, mimics, kinds, mimic):
     maps every URDF joint's name to its type."""
     if mimic not in (None, True, False):
         raise ValueError(f"mimic must be None, True or False, got {mimic!r}")
-    for name, driver, _, _ in mimics:          # whether or not the couplings are kept
-        if driver not in kinds:
-            raise URDFError(f"joint '{name}': <mimic joint='{driver}'> names no joint of "
-                            f"the URDF")
+    broken = [f"joint '{name}': <mimic joint='{driver}'>" for name, driver, _, _ in mimics
+              if driver not in kinds]          # a coupling to nothing: an error if kept
+    if broken and mimic:
+        raise URDFError(f"{broken[0]} names no joint of the URDF")
+    if broken:
+        warnings.warn(f"{'; '.join(broken)}: the <mimic> names no joint of the URDF, so "
+                      f"{'this joint is' if len(broken) == 1 else 'these joints are'} read "
+                      f"as independent", stacklevel=3)   # the caller of load or loads
+    mimics = [m for m in mimics if m[1] in kinds]
     if mimic is None and mimics:
         warnings.warn(f"URDF joints {', '.join(repr(m[0]) for m in mimics)} mimic other "
                       f"joints; they are read as independent joints (nv = {model.nv}). "
