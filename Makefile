@@ -118,6 +118,10 @@ CHROMIUM := /usr/bin/chromium
 TEST_HTML := _build/test-book/_build/html
 FP2 := OPENBLAS_CORETYPE=Prescott NPY_DISABLE_CPU_FEATURES=X86_V3 RBDLEARN_NB_UNCACHED=1
 FP2_LOG := _build/test-fp2.log
+# Steps 2 and 3 collect only the test files that hold such tests (collecting every file
+# costs each pytest process some 5 s of CPU).
+FP2_TESTS := $(shell grep -l fp_sensitive tests/test_*.py)
+BOOK_TESTS := $(filter-out tests/test_book_build.py,$(shell grep -l "mark\.book" tests/test_*.py))
 test:
 	@t0=$$(date +%s); \
 	$(MAKE) --no-print-directory venv offline || exit 1; \
@@ -128,15 +132,15 @@ test:
 	    "(Debian: apt-get install chromium; .ci/run does this)"; \
 	echo "fp_sensitive tests and notebooks under a second floating-point environment" \
 	    "($(FP2)), beside the book build; log: $(FP2_LOG)"; \
-	( $(FP2) $(PYTEST) -n 2 -p no:cacheprovider -m "fp_sensitive and not book" tests book \
+	( $(FP2) $(PYTEST) -n 2 -p no:cacheprovider -m "fp_sensitive and not book" $(FP2_TESTS) book \
 	    > $(FP2_LOG) 2>&1 ) & fp2=$$!; \
 	$(PYTEST) -m book tests/test_book_build.py || status=$$?; \
 	wait $$fp2 || { status=1; fp2_failed=1; }; \
 	tail -n 40 $(FP2_LOG); [ -z "$$fp2_failed" ] || echo "FAILED under the second" \
 	    "floating-point environment: see $(FP2_LOG)"; \
 	t3=$$(date +%s); \
-	RBDLEARN_BOOK_HTML=$(TEST_HTML) $(PYTEST) -n 2 --dist worksteal -m book -rs tests \
-	    --deselect tests/test_book_build.py || status=$$?; \
+	RBDLEARN_BOOK_HTML=$(TEST_HTML) $(PYTEST) -n 2 --dist worksteal -m book -rs \
+	    $(BOOK_TESTS) || status=$$?; \
 	t4=$$(date +%s); \
 	echo "make test phases: set-up $$((t1 - t0)) s, tests and notebooks $$((t2 - t1)) s," \
 	     "book build and second FP environment $$((t3 - t2)) s, browser tests" \
