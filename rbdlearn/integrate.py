@@ -493,15 +493,15 @@ def _kinetic_terms(model, frames, qd):
     (Xup, S), N, parent = frames, model.N, model.parent
     v, v_parent, h = [np.zeros(6)] + [None] * N, [None] * (N + 1), [None] * (N + 1)
     for i in range(1, N + 1):
-        v_parent[i] = Xup[i] @ v[parent[i]]                  # v_λ(i) in body-i coordinates
-        v[i] = v_parent[i] + S[i] @ qd[model.v_slices[i]]
-        h[i] = model.I[i] @ v[i]
+        v_parent[i] = mv(Xup[i], v[parent[i]])               # v_λ(i) in body-i coordinates
+        v[i] = v_parent[i] + mv(S[i], qd[model.v_slices[i]])
+        h[i] = mv(model.I[i], v[i])
     Hqd, dT = np.zeros(model.nv), np.zeros(model.nv)
     for i in range(N, 0, -1):
-        Hqd[model.v_slices[i]] = S[i].T @ h[i]
-        dT[model.v_slices[i]] = -S[i].T @ cross_force(v_parent[i], h[i])       # (VI-4)
+        Hqd[model.v_slices[i]] = mtv(S[i], h[i])
+        dT[model.v_slices[i]] = -mtv(S[i], cross_force(v_parent[i], h[i]))      # (VI-4)
         if parent[i] > 0:
-            h[parent[i]] = h[parent[i]] + Xup[i].T @ h[i]
+            h[parent[i]] = h[parent[i]] + mtv(Xup[i], h[i])
     return Hqd, dT
 
 

@@ -397,25 +397,37 @@ def trig_zero(M, angles):
     ideal of the s² + c² − 1; the remainder is zero exactly when the identity holds for
     all values of the symbols. (Those generators are a Gröbner basis in lex order with
     every s first: their leading terms s² share no variable.) The arithmetic is done in
-    sympy's sparse polynomial ring (``ring.from_expr``), not by ``expand`` on expression
-    trees, which is slow on products of 6×6 transforms."""
+    sympy's sparse polynomial ring, not by ``expand`` on expression trees, which is slow
+    on products of 6×6 transforms; each distinct subexpression is converted once (the
+    entries of such a product share most of theirs)."""
+    import functools
+    import operator
+
     import sympy as sp
 
     M = sp.Matrix(M) if not isinstance(M, sp.Expr) else sp.Matrix([M])
-    M = M.xreplace({d: sp.Dummy() for d in M.atoms(sp.Derivative)})
-    trig = {}
-    for a in angles:
-        trig[sp.sin(a)], trig[sp.cos(a)] = sp.Dummy(), sp.Dummy()
-    M = M.xreplace(trig)
-    M = M.xreplace({f: sp.Dummy() for f in M.atoms(sp.core.function.AppliedUndef)})
-    sc = list(trig.values())                                # s_1, c_1, s_2, c_2, ...
-    others = sorted(M.free_symbols - set(sc), key=str)
-    ring, *gens = sp.ring(sc + others, sp.QQ, sp.lex)
+    sc = [f(a) for a in angles for f in (sp.sin, sp.cos)]   # s_1, c_1, s_2, c_2, ...
+    others = sorted(M.atoms(sp.Symbol, sp.Derivative, sp.core.function.AppliedUndef)
+                    - set(sc), key=str)
+    ring, *gens = sp.ring(sp.symbols(f"x:{len(sc) + len(others)}"), sp.QQ, sp.lex)
     ideal = [gens[k] ** 2 + gens[k + 1] ** 2 - 1 for k in range(0, len(sc), 2)]
+    polys = dict(zip(sc + others, gens))     # every subexpression met, as a polynomial
+
+    def poly(e):
+        if e not in polys:
+            if e.is_Add or e.is_Mul:
+                combine = operator.add if e.is_Add else operator.mul
+                polys[e] = functools.reduce(combine, [poly(a) for a in e.args])
+            elif e.is_Pow and e.exp.is_Integer and e.exp > 0:
+                polys[e] = poly(e.base) ** int(e.exp)
+            else:                            # a number; anything else is not polynomial
+                polys[e] = ring.ground_new(ring.domain.convert(e))
+        return polys[e]
+
     for x in M:
         try:
-            p = ring.from_expr(x)
-        except ValueError:
+            p = poly(x)
+        except sp.polys.polyerrors.CoercionFailed:
             raise ValueError(f"trig_zero: not a polynomial in sin, cos of {list(angles)} "
                              f"and the other symbols: {x}") from None
         if p.rem(ideal) != 0:
