@@ -179,7 +179,7 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
         q, qd = x
         kwargs = {} if f_ext_of is None else {"f_ext": f_ext_of(t, q, qd)}
         qdd = np.asarray(forward(model, q, qd, tau_of(t, q, qd), **kwargs), dtype=float)
-        if qdd.shape != batch + (nv,) or not np.all(np.isfinite(qdd)):
+        if qdd.shape != batch + (nv,) or not np.isfinite(qdd).all():
             raise ValueError(f"forward dynamics at t = {t:.6g} returned {qdd!r}, "
                              f"expected {nv} finite accelerations (at |q̇| = "
                              f"{np.linalg.norm(qd):.3g}; if the motion diverged, try a "
