@@ -472,7 +472,7 @@ def _variational_step(model, q, p, h, force, H, g, t, xi, max_iter=50, tol=1e-13
             By = B @ y
             B = B + np.outer(step - By, step @ B) / (step @ By)
         step, r_old = -(B @ r), r
-        if not np.all(np.isfinite(step)):
+        if not np.isfinite(step).all():
             break
         if np.abs(step).max(initial=0) <= tol * np.abs(xi).max(initial=0):
             g_next = rnea(model, q_next, np.zeros(model.nv), np.zeros(model.nv))
