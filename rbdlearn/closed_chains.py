@@ -217,7 +217,10 @@ def loop_residual(mech, q):
 def _world_jacobian(model, S0, i):
     """Body i's world Jacobian from ``S0``, every joint's column ⁰S_k side by side
     (``kinematics.base_subspaces``): it keeps the columns of the joints on i's path."""
-    return S0 * np.isin(model.velocity_body, model.ancestors(i))
+    on_path = np.zeros(model.nv, dtype=bool)
+    for k in model.ancestors(i):
+        on_path[model.v_slices[k]] = True
+    return S0 * on_path
 
 
 def loop_jacobian(mech, q):
@@ -299,9 +302,10 @@ def _check_JS(mech, split, JS, tol):
     """SingularClosure naming the loops (and joints θ_S) when J_S is singular."""
     if split.m == 0:
         return
-    U, s, _ = np.linalg.svd(JS)
+    s = np.linalg.svd(JS, compute_uv=False)
     if s[-1] > tol * s[0]:
         return
+    U, s, _ = np.linalg.svd(JS)                    # which loops: the near-null direction
     weight = np.zeros(len(mech.loops))
     np.add.at(weight, np.array(split.rows) // 6, np.abs(U[:, -1]))
     loops = [mech.loops[k].name for k in np.flatnonzero(weight > 0.1 * weight.max())]
@@ -314,10 +318,11 @@ def _check_JS(mech, split, JS, tol):
 
 def _solve(M, b, what):
     """M⁻¹ b; a singular M raises :class:`SingularClosure` saying ``what`` it is (not
-    numpy's bare LinAlgError)."""
+    numpy's bare LinAlgError; ``what``: a string, or a function that makes it)."""
     try:
         return np.linalg.solve(M, b)
     except np.linalg.LinAlgError:
+        what = what() if callable(what) else what
         raise SingularClosure(f"{what} is singular at this configuration") from None
 
 
@@ -389,8 +394,8 @@ def reduction(mech, q, qd=None, split=None, tol=1e-9):
     JCm = JC[list(split.rows)]                                                  # (7)
     JS, JG = JCm[:, list(split.S)], JCm[:, list(split.G)]                       # (9)
     _check_JS(mech, split, JS, tol)
-    what = f"J_S of loop(s) {[lp.name for lp in mech.loops]} (θ_S = " \
-           f"{[_joint_of_velocity(model, k) for k in split.S]})"
+    what = lambda: (f"J_S of loop(s) {[lp.name for lp in mech.loops]} (θ_S = "  # noqa: E731
+                    f"{[_joint_of_velocity(model, k) for k in split.S]})")
     H = -_solve(JS, JG, what) if split.m else np.zeros((0, split.NF))            # (12)
     W = np.zeros((model.nv, split.NF))                                          # Fig. 2
     W[list(split.S)] = H
@@ -527,10 +532,11 @@ def forward_dynamics(mech, q, qd, tau, f_ext=None, split=None, loop_tol=1e-6):
     return _forward_dynamics(mech, q, qd, tau, f_ext, split)
 
 
-def _forward_dynamics(mech, q, qd, tau, f_ext=None, split=None):
+def _forward_dynamics(mech, q, qd, tau, f_ext=None, split=None, r=None):
     """:func:`forward_dynamics` without the closure check: RK4's inner stages lie off the
-    loops by O(dt²), and :func:`simulate` closes them again after every step."""
-    r = reduction(mech, q, qd, split)
+    loops by O(dt²), and :func:`simulate` closes them again after every step. ``r``: the
+    :class:`Reduction` at (q, q̇) with ``split``, when the caller has it."""
+    r = reduction(mech, q, qd, split) if r is None else r
     model, W, qd = mech.model, r.W, r.qd
     (tau,) = check_state(model, tau=tau)
     tau_G = W.T @ tau                                                     # step (1), (2)
@@ -604,7 +610,9 @@ def simulate(mech, q0, qd0, t_end, dt, tau=None, independent=None, split=None, t
     tau_of = tau if callable(tau) else (lambda t, q, qd: tau_const)
 
     def F(t, x):
-        qdd = _forward_dynamics(mech, x[0], x[1], tau_of(t, x[0], x[1]), split=split)
+        # RK4's first stage is the assembled state itself, whose reduction r is at hand
+        here = r if x[0] is q and x[1] is qd else None
+        qdd = _forward_dynamics(mech, x[0], x[1], tau_of(t, x[0], x[1]), split=split, r=here)
         return np.concatenate([x[1], qdd])
 
     def close(q_step, qd_step):

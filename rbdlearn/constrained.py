@@ -33,11 +33,11 @@ import numpy as np
 from . import integrate
 from .crb import crba
 from .joints import Revolute
-from .kinematics import (body_accelerations, body_pose, body_velocities, forward_kinematics,
-                         jdot_qdot, point_jacobian)
+from .kinematics import (_jacobian, _velocities, base_transforms, body_accelerations,
+                         body_pose, body_velocities, forward_kinematics)
 from .model import Model, check_state, planar_chain, without_gravity
 from .rnea import rnea
-from .spatial import cross3, inertia_params
+from .spatial import cross3, inertia_params, mv, skew
 
 __all__ = ["Surface", "floor", "sphere", "ConstrainedArm", "PlanarArmOnFloor",
            "SingularContact", "ContactState", "contact_state", "inverse_dynamics",
@@ -185,9 +185,13 @@ def contact_state(arm, q, qd):
     """
     model, i, p = arm.model, arm.body, arm.point
     q, qd = check_state(model, q=q, qd=qd)
-    R, o = body_pose(forward_kinematics(model, q)[i])
+    # one kinematic pass: the body velocities, and the accelerations at q̈ = 0 (J̇q̇)
+    Xup, v, a = _velocities(model, q, qd, np.zeros(model.nv))
+    X0 = base_transforms(model, Xup)
+    R, o = body_pose(X0[i])
     r = o + R @ p
-    J = R @ point_jacobian(model, q, i, p, frame="local")   # J_p (23), base coordinates
+    J_i = _jacobian(model, q, X0, i, "local")                # body i's Jacobian, its coordinates
+    J = R @ (J_i[3:] - skew(p) @ J_i[:3])               # J_p (23), base coordinates
     rd = J @ qd
     grad = np.asarray(arm.surface.grad(r), dtype=float)
     norm = np.linalg.norm(grad)
@@ -199,8 +203,11 @@ def contact_state(arm, q, qd):
     speed = np.linalg.norm(slide)
     t_hat = slide / speed if speed > arm.slip_speed else np.zeros(3)
     C, Cd = float(arm.surface.C(r)), float(grad @ rd)
-    gamma = (arm.surface.grad_dot(r, rd) @ rd                             # (22)
-             + grad @ jdot_qdot(model, q, qd, i, p, frame="world"))
+    # J̇_p q̇: the hand's acceleration at q̈ = 0, R (a_O + ω̇ × p + ω × v_p) from body i's
+    # velocity v_i = [ω; v_O] and acceleration a_i = [ω̇; a_O] at q̈ = 0
+    w, vp = v[i][:3], v[i][3:] + cross3(v[i][:3], p)
+    Jd_qd = R @ (a[i][3:] + cross3(a[i][:3], p) + cross3(w, vp))
+    gamma = arm.surface.grad_dot(r, rd) @ rd + grad @ Jd_qd                       # (22)
     alpha, beta = arm.baumgarte
     gamma += 2 * alpha * Cd + beta ** 2 * C          # C̈ + 2αĊ + β²C = 0 (Baumgarte)
     return ContactState(r, rd, J, grad, n_hat, t_hat, float(gamma), C, Cd, R)
@@ -355,9 +362,11 @@ def paper_jacobians(model, q, qd, body, point):
 # --------------------------------------------------------- forces and accelerations
 def link_forces(arm, q, f):
     """⁰f_i: the force on link i from link i−1 in base coordinates, (N, 3), from the
-    spatial joint forces ``f`` of :func:`inverse_dynamics` (``return_forces=True``)."""
+    spatial joint forces ``f`` of :func:`inverse_dynamics` (``return_forces=True``); for a
+    batch of states, q (..., nq) and f[i] (..., 6), (..., N, 3)."""
     X0 = forward_kinematics(arm.model, q)
-    return np.array([body_pose(X0[i])[0] @ f[i][3:] for i in range(1, arm.model.N + 1)])
+    return np.stack([mv(body_pose(X0[i])[0], f[i][..., 3:])
+                     for i in range(1, arm.model.N + 1)], axis=-2)
 
 
 def com_accelerations(model, q, qd, qdd):
@@ -438,22 +447,24 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
             else:
                 fd = forward_dynamics(system, q, qd, tau)
                 qdd, f_n, c = fd.qdd, fd.f_n, fd.contact
-        if not (np.all(np.isfinite(qdd)) and np.isfinite(f_n)):
+        if not (np.isfinite(qdd).all() and np.isfinite(f_n)):
             raise ValueError(f"constrained.simulate diverged at q = {q}: the accelerations "
                              f"are no longer finite (a step dt = {dt} too large for the "
                              f"damping, or friction K f_n with f_n < 0 pushing the hand "
                              f"along its sliding direction)")
         return qdd, f_n, c
 
-    traj = integrate.simulate(model, q0, qd0, t_end, dt, tau=tau_of,
+    traj = integrate.simulate(model, q0, qd0, t_end, dt, tau=tau,
                               forward=lambda m, q, qd, tau: solve(q, qd, tau)[0])
     rows = []
     for t, q, qd in zip(traj.t, traj.q, traj.qd):
         qdd, f_n, c = solve(q, qd, tau_of(t, q, qd))
-        _, f = inverse_dynamics(system, q, qd, qdd, f_n, contact=c, return_forces=True)
-        rows.append((qdd, f_n, -c.t_hat * system.friction * f_n,
-                     link_forces(system, q, f), c.r, c.C))
-    qdd, f_n, f_t, lf, r, C = (np.array(x) for x in zip(*rows))
+        rows.append((qdd, f_n, -c.t_hat * system.friction * f_n, c.r, c.C,
+                     _hand_force(system, c, f_n, system.friction)))
+    qdd, f_n, f_t, r, C, F_hand = (np.array(x) for x in zip(*rows))
+    # the joint forces of INV (eqs. 2–8) at every saved state, in one batch
+    _, f = rnea(model, traj.q, traj.qd, qdd, {system.body: F_hand}, return_forces=True)
+    lf = link_forces(system, traj.q, f)
     return ConstrainedTrajectory(traj.t, traj.q, traj.qd, qdd, f_n, f_t, lf, r, C)
 
 

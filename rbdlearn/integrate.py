@@ -190,7 +190,7 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
         q, qd = x
         kwargs = {} if f_ext_of is None else {"f_ext": f_ext_of(t, q, qd)}
         qdd = np.asarray(forward(model, q, qd, tau_of(t, q, qd), **kwargs), dtype=float)
-        if qdd.shape != batch + (nv,) or not np.all(np.isfinite(qdd)):
+        if qdd.shape != batch + (nv,) or not np.isfinite(qdd).all():
             raise ValueError(f"forward dynamics at t = {t:.6g} returned {qdd!r}, "
                              f"expected {nv} finite accelerations (at |q̇| = "
                              f"{np.linalg.norm(qd):.3g}; if the motion diverged, try a "
@@ -527,7 +527,7 @@ def _variational_step(model, q, p, h, force, H, g, t, xi, max_iter=50, tol=1e-13
             By = B @ y
             B = B + np.outer(step - By, step @ B) / (step @ By)
         step, r_old = -(B @ r), r
-        if not np.all(np.isfinite(step)):
+        if not np.isfinite(step).all():
             break
         if np.abs(step).max(initial=0) <= tol * np.abs(xi).max(initial=0):
             g_next = rnea(model, q_next, np.zeros(model.nv), np.zeros(model.nv))

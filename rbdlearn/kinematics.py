@@ -185,7 +185,11 @@ def jacobian(model, q, i, *, frame):
     _check_body(model, i)
     _check_frame(frame)
     (q,) = check_state(model, q=q)
-    X0 = forward_kinematics(model, q)
+    return _jacobian(model, q, forward_kinematics(model, q), i, frame)
+
+
+def _jacobian(model, q, X0, i, frame):
+    """:func:`jacobian` from the base transforms ``X0`` at ``q``, for callers that have them."""
     J = np.zeros((6, model.nv), dtype=q.dtype)
     for k in model.ancestors(i):
         Xk = inv_X(X0[k]) if frame == "world" else X0[i] @ inv_X(X0[k])

@@ -83,3 +83,37 @@ def test_socket_plug_frames_bad_body():
     for bad in (0, 4, 1.0, True):
         with pytest.raises(ValueError, match="body index must be an integer in 1..3"):
             socket_plug_frames(model, rbd.neutral_q(model), bad)
+
+
+# --- to_jshtml: an animation's player, each frame drawn once ------------------------------------
+
+def test_to_jshtml_gives_the_frames_of_matplotlibs_own():
+    import re
+
+    from matplotlib.animation import FuncAnimation
+
+    def player(convert):
+        fig, ax = plt.subplots(figsize=(2, 1.5), dpi=40)
+        line, = ax.plot([], [])
+        ax.set(xlim=(0, 1), ylim=(-1, 1))
+        title = ax.set_title("")
+
+        def show(k):
+            x = np.linspace(0, 1, 20)
+            line.set_data(x, np.sin(6 * x + k))
+            title.set_text(f"frame {k}")
+
+        draws = []
+        fig.canvas.mpl_connect("draw_event", lambda event: draws.append(1))
+        html = convert(FuncAnimation(fig, show, frames=4, interval=50))
+        plt.close(fig)
+        return html, len(draws), fig
+
+    ours, our_draws, fig = player(lambda a: rbd.viz.to_jshtml(a, default_mode="once"))
+    theirs, their_draws, _ = player(lambda a: a.to_jshtml(default_mode="once"))
+    frames = re.compile(r'frames\[\d+\] = "data:image/png;base64,[^"]*"')
+    assert frames.findall(ours) == frames.findall(theirs) and len(frames.findall(ours)) == 4
+    ids = re.compile(r"[0-9a-f]{32}")                    # the player's random element ids
+    assert ids.sub("", frames.sub("", ours)) == ids.sub("", frames.sub("", theirs))
+    assert our_draws == 4 and their_draws == 8             # one drawing per frame, not two
+    assert "draw_idle" not in vars(fig.canvas)              # the canvas is as it was
