@@ -278,13 +278,17 @@ class Split:
 
 def _pivots(M, k):
     """k column indices of M by column-pivoted Gram–Schmidt (Businger–Golub): each step
-    takes the column with the largest component outside the span of those taken."""
+    takes the column with the largest component outside the span of those taken. Columns
+    within round-off of the largest (1e-10 of M's largest column) tie, and the first of
+    them is taken: a symmetric mechanism has equal columns, which argmax would tell
+    apart by their last bits, differently on another machine."""
     R = np.array(M, dtype=float)
+    scale = np.linalg.norm(R, axis=0).max(initial=0.0)
     chosen = []
     for _ in range(k):
         norms = np.linalg.norm(R, axis=0)
         norms[chosen] = -1.0
-        j = int(np.argmax(norms))
+        j = int(np.flatnonzero(norms >= norms.max() - 1e-10 * scale)[0])
         chosen.append(j)
         if norms[j] > 0:
             u = R[:, j] / norms[j]

@@ -12,6 +12,11 @@ import sympy
 import rbdlearn as rbd
 from conftest import make_tree, urdf_pair
 
+# A batch adds the same products as single calls, in an order the machine's BLAS and SIMD
+# choose: these tests run again under a second floating-point environment (the marker's
+# note in pyproject.toml).
+pytestmark = pytest.mark.fp_sensitive
+
 JOINT_TYPES = ("revolute", "prismatic", "spherical", "spherical_zyx", "free", "fixed")
 K = 5
 

@@ -18,6 +18,10 @@ from rbdlearn.models import box
 
 pin = pytest.importorskip("pinocchio")
 
+# Lemke's pivots and PGS's sweeps on degenerate LCPs (redundant corners): these tests run
+# again under a second floating-point environment (the marker's note in pyproject.toml).
+pytestmark = pytest.mark.fp_sensitive
+
 
 def moving_bodies(model):
     return [i for i in range(1, model.N + 1)

@@ -39,6 +39,7 @@ def test_crba_equals_unit_vector_method_and_is_spd(tree):
     assert np.linalg.eigvalsh(H).min() > 0
 
 
+@pytest.mark.fp_sensitive
 def test_forward_dynamics_crb_equals_aba(tree):
     model = tree.model
     q, qd, tau = random_state(model, 2)
@@ -199,6 +200,7 @@ def test_symbolic_two_link_matrix_is_the_textbook_one(method):
     assert trig_zero(H - expected, [q1, q2])          # an identity in sin, cos (exactly)
 
 
+@pytest.mark.fp_sensitive
 def test_singular_H_is_reported_by_joint():
     """A last link without mass: H is singular; the error names the joint (the bare
     LinAlgError of Cholesky said nothing), as the ABA's does."""

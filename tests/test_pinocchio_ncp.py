@@ -12,6 +12,10 @@ import pytest
 
 from pinocchio_ncp import coulomb_residuals, pinocchio_ncp
 
+# Iterative NCP solvers (PGS, ADMM): these tests run again under a second floating-point
+# environment (the marker's note in pyproject.toml).
+pytestmark = pytest.mark.fp_sensitive
+
 SOLVERS = ["admm", "pgs"]
 
 

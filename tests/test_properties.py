@@ -204,6 +204,15 @@ def velocity_map(model, other, pm):
 
 # --- ABA inverts RNEA ----------------------------------------------------------------------
 
+def qdd_tolerance(model, q):
+    """The bound on q̈'s relative error: 1e-9, or more where H is ill-conditioned — a
+    forward-dynamics answer is only as good as ε cond(H) (the drawn boxes of 0.1..10 kg and
+    0.05..1 m give cond(H) up to ~10⁶, ε cond(H) ~ 2e-10; 16 ε cond(H) leaves room for
+    the growth of round-off along the tree)."""
+    return max(1e-9, 16 * np.finfo(float).eps * np.linalg.cond(rbd.crba(model, q)))
+
+
+@pytest.mark.fp_sensitive
 @settings(max_examples=40, deadline=None, derandomize=True)
 @given(cases())
 def test_aba_inverts_rnea(case):
@@ -211,7 +220,7 @@ def test_aba_inverts_rnea(case):
     model, q, qd, f_ext = case.model, case.q, case.qd, case.f_ext
     tau = rbd.rnea(model, q, qd, case.qdd, f_ext)
     err = rel_err(rbd.aba(model, q, qd, tau, f_ext), case.qdd)
-    assert err <= 1e-9, f"aba(rnea(qdd)) vs qdd: relative error {err:.3g}"
+    assert err <= qdd_tolerance(model, q), f"aba(rnea(qdd)) vs qdd: relative error {err:.3g}"
     qdd = rbd.aba(model, q, qd, case.tau, f_ext)
     err = rel_err(rbd.rnea(model, q, qd, qdd, f_ext), case.tau)
     assert err <= 1e-9, f"rnea(aba(tau)) vs tau: relative error {err:.3g}"
@@ -360,7 +369,8 @@ def test_pinocchio_round_trip_keeps_the_dynamics(case):
     err = rel_err(T.T @ rbd.crba(back, qb) @ T, H_ref)
     assert err <= 1e-9, f"crba of the round-tripped model: relative error {err:.3g}"
     err = rel_err(T.T @ rbd.aba(back, qb, T @ qd, T @ tau, fb), qdd_ref)
-    assert err <= 1e-9, f"aba of the round-tripped model: relative error {err:.3g}"
+    assert err <= qdd_tolerance(model, q), \
+        f"aba of the round-tripped model: relative error {err:.3g}"
 
     # Pinocchio's own algorithms on pm, inputs and results converted by interop
     data = pm.createData()
@@ -372,4 +382,4 @@ def test_pinocchio_round_trip_keeps_the_dynamics(case):
     err = rel_err(interop.H_from_pin(model, pm, pin.crba(pm, data, qp)), H_ref)
     assert err <= 1e-9, f"pinocchio.crba: relative error {err:.3g}"
     err = rel_err(interop.v_from_pin(model, pm, pin.aba(pm, data, qp, vp, taup, fp)), qdd_ref)
-    assert err <= 1e-9, f"pinocchio.aba: relative error {err:.3g}"
+    assert err <= qdd_tolerance(model, q), f"pinocchio.aba: relative error {err:.3g}"
