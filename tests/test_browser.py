@@ -243,12 +243,12 @@ def page_url(site, entry):
 
 def expected_animations(entry):
     """How many to_jshtml animations the page should show: at least one per code cell
-    of its notebook that makes one."""
+    of its notebook that makes one (calls to_jshtml: an import of it makes none)."""
     path = ROOT / f"{entry}.ipynb"
     if not path.is_file():
         return 0
     nb = nbformat.read(path, as_version=4)
-    return sum("to_jshtml" in cell.source for cell in nb.cells if cell.cell_type == "code")
+    return sum("to_jshtml(" in cell.source for cell in nb.cells if cell.cell_type == "code")
 
 
 WAIT_FOR_MATHJAX = """() => !document.querySelector('.math') ||
