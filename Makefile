@@ -22,16 +22,21 @@ help:
 	@echo "make strip  remove outputs from the notebooks before committing"
 	@echo "make clean  remove _build (keeps .venv and node_modules)"
 
+# Python writes the bytecode of each module it imports (to __pycache__/, ignored by git) also
+# where the environment sets PYTHONDONTWRITEBYTECODE, as some CI machines do: each process
+# after the first then reads compiled modules, and pytest keeps its rewritten test modules
+# (without this, every pytest process rewrote and compiled some 160 modules, 3-4 s of CPU,
+# and compiling all of .venv at install time instead took 35 s of CPU).
+export PYTHONDONTWRITEBYTECODE =
+
 # The interpreter is an order-only prerequisite: an existing .venv is reused, never recreated.
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
 # The pinned requirements are installed by uv (itself pinned, from PyPI), which downloads and
 # unpacks in parallel (measured on a two-core machine with empty caches: 21 s, pip 69 s).
-# --compile-bytecode: every kernel then imports compiled modules, even where
-# PYTHONDONTWRITEBYTECODE is set.
 UV_VERSION := 0.13.9
-UV_PIP := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
+UV_PIP := $(BIN)/uv pip install -q --python $(BIN)/python
 $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q uv==$(UV_VERSION)
 	$(UV_PIP) -r requirements.txt
@@ -124,7 +129,7 @@ FP2_TESTS := $(shell grep -l fp_sensitive tests/test_*.py)
 BOOK_TESTS := $(filter-out tests/test_book_build.py,$(shell grep -l "mark\.book" tests/test_*.py))
 test:
 	@t0=$$(date +%s); \
-	$(MAKE) --no-print-directory venv offline || exit 1; \
+	$(MAKE) --no-print-directory -j2 venv offline || exit 1; \
 	t1=$$(date +%s); status=0; \
 	$(PYTEST) -n 3 --dist worksteal -m "not book" tests book || status=$$?; \
 	t2=$$(date +%s); \

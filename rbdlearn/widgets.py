@@ -347,7 +347,7 @@ def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale
         c[f"qd{i + 1}"] = _slider(f"q̇{i + 1}", 0.0, -4, 4)
     for i in range(n):
         c[f"qdd{i + 1}"] = _slider(f"q̈{i + 1}", 0.0, -8, 8)
-    c["payload"] = _slider("payload kg", 0.0, 0, 3)
+    c["payload"] = _slider("load kg", 0.0, 0, 3)
     html = W.HTML()
 
     def update():
@@ -448,7 +448,7 @@ def constrained_motion_explorer():
                              description="joint", layout=_control_layout(),
                              style={"description_width": "70px"}),
          "P_y": _slider("hinge y", 0.0, -1, 2), "P_z": _slider("hinge z", 0.2, -1, 1.4),
-         "φ": _slider("slider angle", 0.0, -3.14, 3.14),
+         "φ": _slider("slider φ", 0.0, -3.14, 3.14),
          "A_y": _slider("force at y", 1.2, -0.2, 1.4), "A_z": _slider("force at z", 0.2, -0.2, 0.6),
          "F": _slider("|F| N", 2.0, 0, 5), "β": _slider("F angle", 1.57, -3.14, 3.14)}
     html = W.HTML()
