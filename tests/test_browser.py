@@ -212,14 +212,23 @@ def browser():
         chromium.close()
 
 
-class Watched:
-    """A page in a fresh browser context that records what went wrong while it loaded."""
+@pytest.fixture(scope="module")
+def context(browser):
+    """One browser context for the pages a worker opens, as one reader's browser: pages
+    after the first load the scripts they share (MathJax, the widget manager: 4 MB) from
+    its cache, compiled, instead of fetching and compiling them again for each page."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(TIMEOUT_MS)
+    yield context
+    context.close()
 
-    def __init__(self, browser):
+
+class Watched:
+    """A new page (tab) that records what went wrong while it loaded."""
+
+    def __init__(self, context):
         self.problems = []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 800})
-        self.context.set_default_timeout(TIMEOUT_MS)
-        self.page = self.context.new_page()
+        self.page = context.new_page()
         self.page.on("request", self._only_local)
         self.page.on("console", lambda m: m.type == "error" and self.problems.append(
             f"console error: {m.text}"))
@@ -235,12 +244,12 @@ class Watched:
             self.problems.append(f"request to another host (blocked): {request.url}")
 
     def close(self):
-        self.context.close()
+        self.page.close()
 
 
 @pytest.fixture
-def watched(browser):
-    w = Watched(browser)
+def watched(context):
+    w = Watched(context)
     yield w
     w.close()
 
@@ -511,6 +520,11 @@ def test_index_leads_to_the_root_page(site, watched):
     page, problems = watched.page, watched.problems
     page.goto(site + "index.html", wait_until="domcontentloaded")
     page.wait_for_url(page_url(site, PAGES[0]), wait_until="domcontentloaded")
+    # what the page itself does is test_page's; here: every request stays on this host
+    # and finds its file (index.html has no icon: Chromium's request for /favicon.ico
+    # fails, and says so in the console, which is not the book's)
+    problems = [p for p in problems if p.startswith(("request to another host", "HTTP"))
+                or p.startswith("request failed") and not p.endswith("(net::ERR_ABORTED)")]
     assert not problems, "\n".join(problems)
 
 
