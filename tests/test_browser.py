@@ -514,6 +514,22 @@ def test_math_and_widgets_are_checked_somewhere(site, watched):
     assert math and widgets, f"typeset formulas: {math}, widget sliders shown: {widgets}"
 
 
+def test_sidebar_check_finds_a_missing_a_misplaced_and_a_misnamed_page():
+    """Guards sidebar_problems against passing vacuously, on a sidebar made up here."""
+    site = "http://127.0.0.1:1/"
+    links = [[page_url(site, e), f"title {k}"] for k, e in enumerate(PAGES[1:])]
+    here = PAGES[3]                                         # its link is links[2]
+    assert sidebar_problems(site, here, {"links": links, "heading": "title 2"}) == []
+    missing = sidebar_problems(site, here, {"links": links[:5] + links[6:],
+                                            "heading": "title 2"})
+    assert len(missing) == 1 and repr(PAGES[6]) in missing[0], missing
+    swapped = links[:4] + [links[5], links[4]] + links[6:]
+    assert len(sidebar_problems(site, here, {"links": swapped, "heading": "title 2"})) == 1
+    misnamed = sidebar_problems(site, here, {"links": links, "heading": "Another page"})
+    assert misnamed == ["the sidebar names this page 'title 2', its heading is "
+                        "'Another page'"], misnamed
+
+
 def test_index_leads_to_the_root_page(site, watched):
     """index.html sends the reader to the root page of _toc.yml (a meta refresh: no script).
     The sidebar's links to every other page are test_page's (sidebar_problems)."""
