@@ -5,11 +5,12 @@ Each page: no console errors, no failed request and no request to another host (
 them are blocked: the book must work offline), math typeset by MathJax (every math
 element holds an mjx-container with its MathML copy for screen readers; no raw TeX left
 in the text), every image loaded, every stored widget state rendered by the HTML
-manager, every to_jshtml animation present with its first frame, nothing (code, output, equation, table, image, widget) wider than the
-content column or scrolling sideways in it, and each explorer answering every one of its
-controls without a kernel, the sidebar listing every page in the order of _toc.yml — at
-1280 px; then on a 390 px phone (the page's formulas broken again for that width by
-MathJax, as a load there breaks them) the same layout checks. A screenshot of each
+manager, every to_jshtml animation present with its first frame, nothing (code, output,
+equation, table, image, widget) wider than the content column or scrolling sideways in
+it, and each explorer answering every one of its controls without a kernel, the sidebar
+listing every page in the order of _toc.yml — at 1280 px; then on a 390 px phone (the
+page's formulas broken again for that width by MathJax, as a load there breaks them) the
+same layout checks. A screenshot of each
 page's first screen goes to _build/screenshots/, and of each widget before and after its
 controls move to _build/screenshots/widgets/. Then index.html and the search page.
 
