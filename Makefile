@@ -105,13 +105,16 @@ book-force: $(STAMP)
 	$(MAKE) book JB_FLAGS="$(JB_FLAGS) --all"
 
 # 1. unit/property/Pinocchio tests and every notebook (one pytest item each, executed once
-#    and cached: conftest.py, _ext/nbexec.py), three pytest-xdist workers on the two cores:
+#    and cached: conftest.py, _ext/nbexec.py), five pytest-xdist workers on the two cores:
 #    a worker waits while its notebook's kernel computes, the long notebooks' tails
-#    overlap, and on a machine that other jobs share the build keeps its part of the CPU;
+#    overlap, and on a machine that other jobs share, the CPU is divided among the running
+#    processes, so five keep a larger part of it than three (measured with one core busy:
+#    this step took 405 s on five workers, 429 s on three; without other jobs the two
+#    extra workers cost their start-up, some 5 s of CPU each);
 # 2. the book build (tests/test_book_build.py, marker `book`), reading every notebook from
 #    that cache (it fails if it had to execute one); Sphinx uses one core, so beside it
 #    the tests and notebooks marked `fp_sensitive` (pivoting, iteration, near-singular
-#    solves) run again under a second floating-point environment (FP2 below: OpenBLAS
+#    solves) run again, on three workers, under a second floating-point environment (FP2 below: OpenBLAS
 #    forced to an older kernel, numpy's newest SIMD paths off; the notebooks executed
 #    afresh, not from the cache), their log printed when both are done;
 # 3. on three workers, the browser tests on that build (tests/test_browser.py, markers
@@ -132,13 +135,13 @@ test:
 	@t0=$$(date +%s); \
 	$(MAKE) --no-print-directory -j2 venv offline || exit 1; \
 	t1=$$(date +%s); status=0; \
-	$(PYTEST) -n 3 --dist worksteal -m "not book" tests book || status=$$?; \
+	$(PYTEST) -n 5 --dist worksteal -m "not book" tests book || status=$$?; \
 	t2=$$(date +%s); \
 	[ -x $(CHROMIUM) ] || echo "NOTE: the browser tests will be SKIPPED: $(CHROMIUM) not found" \
 	    "(Debian: apt-get install chromium; .ci/run does this)"; \
 	echo "fp_sensitive tests and notebooks under a second floating-point environment" \
 	    "($(FP2)), beside the book build; log: $(FP2_LOG)"; \
-	( $(FP2) $(PYTEST) -n 2 -p no:cacheprovider -m "fp_sensitive and not book" $(FP2_TESTS) book \
+	( $(FP2) $(PYTEST) -n 3 -p no:cacheprovider -m "fp_sensitive and not book" $(FP2_TESTS) book \
 	    > $(FP2_LOG) 2>&1 ) & fp2=$$!; \
 	$(PYTEST) -m book tests/test_book_build.py || status=$$?; \
 	wait $$fp2 || { status=1; fp2_failed=1; }; \
