@@ -298,7 +298,7 @@ def forward_dynamics(arm, q, qd, tau):
         return inverse_dynamics(arm, q, qd_, qdd_, f_n, K_, gravity, contact=c)
 
     b = INV(qd, zero, True, 0.0, K)                                  # b = h + g + Dq̇ (31)
-    M = INV(zero, np.eye(n), False, 0.0, K).T     # column i: M e_i, one batch of n calls
+    M = np.column_stack([INV(zero, e, False, 0.0, K) for e in np.eye(n)])   # M e_i
     j_c = INV(zero, zero, False, -1.0, 0.0)                                   # (32)
     j_t = j_c - INV(zero, zero, False, -1.0, 1.0)                             # (33)–(34)
     d, A = _normal_response(arm, q, c, M, j_c, j_t)
