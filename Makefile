@@ -114,7 +114,7 @@ book-force: $(STAMP)
 # 2. the book build (tests/test_book_build.py, marker `book`), reading every notebook from
 #    that cache (it fails if it had to execute one); Sphinx uses one core, so beside it
 #    the tests and notebooks marked `fp_sensitive` (pivoting, iteration, near-singular
-#    solves) run again, on three workers, under a second floating-point environment (FP2 below: OpenBLAS
+#    solves) run again under a second floating-point environment (FP2 below: OpenBLAS
 #    forced to an older kernel, numpy's newest SIMD paths off; the notebooks executed
 #    afresh, not from the cache), their log printed when both are done;
 # 3. on three workers, the browser tests on that build (tests/test_browser.py, markers
@@ -141,7 +141,7 @@ test:
 	    "(Debian: apt-get install chromium; .ci/run does this)"; \
 	echo "fp_sensitive tests and notebooks under a second floating-point environment" \
 	    "($(FP2)), beside the book build; log: $(FP2_LOG)"; \
-	( $(FP2) $(PYTEST) -n 3 -p no:cacheprovider -m "fp_sensitive and not book" $(FP2_TESTS) book \
+	( $(FP2) $(PYTEST) -n 2 -p no:cacheprovider -m "fp_sensitive and not book" $(FP2_TESTS) book \
 	    > $(FP2_LOG) 2>&1 ) & fp2=$$!; \
 	$(PYTEST) -m book tests/test_book_build.py || status=$$?; \
 	wait $$fp2 || { status=1; fp2_failed=1; }; \
