@@ -108,9 +108,9 @@ book-force: $(STAMP)
 #    and cached: conftest.py, _ext/nbexec.py), five pytest-xdist workers on the two cores:
 #    a worker waits while its notebook's kernel computes, the long notebooks' tails
 #    overlap, and on a machine that other jobs share, the CPU is divided among the running
-#    processes, so five keep a larger part of it than three (measured with one core busy:
-#    this step took 405 s on five workers, 429 s on three; without other jobs the two
-#    extra workers cost their start-up, some 5 s of CPU each);
+#    processes, so five keep a larger part of it than three (one run each with one core
+#    busy: this step took 405 s on five workers, 429 s on three; without other jobs the
+#    two extra workers cost their start-up, some 5 s of CPU each);
 # 2. the book build (tests/test_book_build.py, marker `book`), reading every notebook from
 #    that cache (it fails if it had to execute one); Sphinx uses one core, so beside it
 #    the tests and notebooks marked `fp_sensitive` (pivoting, iteration, near-singular
