@@ -21,7 +21,6 @@ Without /usr/bin/chromium these tests are skipped (Debian: apt-get install chrom
 """
 
 import functools
-import re
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
