@@ -118,12 +118,12 @@ book-force: $(STAMP)
 #    forced to an older kernel, numpy's newest SIMD paths off; the notebooks executed
 #    afresh, not from the cache), their log printed when both are done;
 # 3. on three workers, the browser tests on that build (tests/test_browser.py, markers
-#    `book` and `browser`: headless Chromium; without /usr/bin/chromium they are skipped,
+#    `book` and `browser`: Chromium's headless shell; without it they are skipped,
 #    and said so), the launch buttons and tests/test_book_freshness.py (`make book` in a
 #    copy of the project). Three, not two: a worker waits while its page loads and
 #    typesets (measured with one core busy: 181 s on three workers, 199 s on two).
 # Every step runs; the target fails if any failed, and prints the time of each phase.
-CHROMIUM := /usr/bin/chromium
+CHROMIUM := /usr/bin/chromium-headless-shell
 TEST_HTML := _build/test-book/_build/html
 FP2 := OPENBLAS_CORETYPE=Prescott NPY_DISABLE_CPU_FEATURES=X86_V3 RBDLEARN_NB_UNCACHED=1
 FP2_LOG := _build/test-fp2.log
@@ -138,7 +138,7 @@ test:
 	$(PYTEST) -n 5 --dist worksteal -m "not book" tests book || status=$$?; \
 	t2=$$(date +%s); \
 	[ -x $(CHROMIUM) ] || echo "NOTE: the browser tests will be SKIPPED: $(CHROMIUM) not found" \
-	    "(Debian: apt-get install chromium; .ci/run does this)"; \
+	    "(Debian: apt-get install chromium-headless-shell; .ci/run does this)"; \
 	echo "fp_sensitive tests and notebooks under a second floating-point environment" \
 	    "($(FP2)), beside the book build; log: $(FP2_LOG)"; \
 	( $(FP2) $(PYTEST) -n 2 -p no:cacheprovider -m "fp_sensitive and not book" $(FP2_TESTS) book \

@@ -21,9 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "_ext"))
 import cjk_font  # noqa: E402
+from test_browser import CHROMIUM  # noqa: E402  (the browser the book's pages are tested in)
 
 PACKAGE = ROOT / "node_modules" / "@fontsource" / "noto-sans-jp"
-CHROMIUM = Path("/usr/bin/chromium")
 CJK_CHAR = re.compile(r"[\u3000-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
                       r"\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]")
 

@@ -126,10 +126,12 @@ def test_planar_arm_uses_the_papers_angles():
 
 
 # The paper's §5.2 runs (the same arm for the snapshots and the tables), integrated with
-# the KKT forward dynamics for as long as the chapter runs them; each is computed once
-# and shared by the tests below. The chapter's notebook integrates the first seconds
-# with the Newton–Euler forward dynamics too and checks the same tables.
-RUNS = {"two_link": (2, 23.0), "three_link": (3, 14.5)}
+# the KKT forward dynamics up to the paper's last snapshot; each is computed once and
+# shared by the tests below. The runs on to rest, and the converged values of Tables 2
+# and 4 there, are the chapter's (ch4 §3 integrates them and asserts those tables, with
+# the first seconds by the Newton–Euler forward dynamics too): a test here would repeat
+# the longest simulations of the book.
+RUNS = {"two_link": (2, 5.0), "three_link": (3, 4.0)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -201,24 +203,10 @@ def test_newton_euler_simulation_is_the_kkt_one(key):
     assert np.ptp(ne.q, axis=0).max() > 0.05              # the arm has moved
 
 
-@pytest.mark.parametrize("key", list(RUNS))
-def test_converged_values_match_the_tables(key):
-    """Run, as the paper does, until every |q̇_i| < 0.001 rad/s."""
-    data = PAPER[key]
-    _, traj = _paper_run(key)
-    still = np.flatnonzero(np.all(np.abs(traj.qd) < 1e-3, axis=1) & (traj.t > 1.0))
-    assert still.size, "the arm did not come to rest"
-    k = still[0]
-    assert np.abs(traj.link_forces[k] - data["converged"]["f"]).max() <= 0.01
-    assert abs(traj.f_n[k] - data["converged"]["f_n"]) <= 0.01
-    # the printed posture is the frictionless equilibrium; friction stops the arm short of it
-    assert 0.005 < np.abs(traj.q[k] - _pi_expr(data["converged"]["q"])).max() < 0.05
-
-
 @pytest.mark.fp_sensitive
 def test_printed_two_link_posture_is_the_frictionless_equilibrium():
     """Table 2's q is where τ̄ balances gravity and f_n without friction (q̈ = 0 at rest);
-    the run with K = 0.01 stops short of it (test_converged_values_match_the_tables)."""
+    the run with K = 0.01 stops short of it (ch4 §3 checks where)."""
     data = PAPER["two_link"]
     arm = C.PlanarArmOnFloor(2, inertia=INERTIA, friction=0.0)
     q_star, tau = _pi_expr(data["converged"]["q"]), np.array(data["tau"])
