@@ -70,3 +70,27 @@ class NotebookItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, f"{self.path.relative_to(nbexec.ROOT)}: every cell"
+
+
+@pytest.hookimpl(trylast=True)                  # after -m / -k have deselected items
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist, start each worker on its share of the notebooks. ``--dist
+    worksteal`` hands worker k the k-th of n equal runs of the items (sizes as below),
+    and an idle worker takes the end of a busy one's run. Collected after the tests, the
+    notebooks (seconds to a minute each, against milliseconds for most tests) all came
+    last: the longest began late, and the last worker finished some 30 s after the mean
+    (one core busy). Here each run begins with every n-th notebook, in the book's order,
+    and what is left to take at the end is tests."""
+    workers = getattr(config, "workerinput", {}).get("workercount")
+    notebooks = [item for item in items if isinstance(item, NotebookItem)]
+    tests = [item for item in items if not isinstance(item, NotebookItem)]
+    if not workers or not notebooks or not tests:
+        return
+    ordered, used = [], 0
+    for k in range(workers):
+        size = (len(items) - len(ordered)) // (workers - k)     # worksteal's k-th run
+        share = notebooks[k::workers]
+        take = max(size - len(share), 0)
+        ordered += share + tests[used:used + take]
+        used += take
+    items[:] = ordered + tests[used:]
