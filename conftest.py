@@ -78,9 +78,9 @@ def pytest_collection_modifyitems(config, items):
     worksteal`` hands worker k the k-th of n equal runs of the items (sizes as below),
     and an idle worker takes the end of a busy one's run. Collected after the tests, the
     notebooks (seconds to a minute each, against milliseconds for most tests) all came
-    last: the longest began late, and the last worker finished some 30 s after the mean
-    (one core busy). Here each run begins with every n-th notebook, in the book's order,
-    and what is left to take at the end is tests."""
+    last: the longest began late, and the last worker finished 27 s after the mean (one
+    core busy). Here each run begins with every n-th notebook, in the book's order, and
+    what is left to take at the end is tests: 6 s after the mean."""
     workers = getattr(config, "workerinput", {}).get("workercount")
     notebooks = [item for item in items if isinstance(item, NotebookItem)]
     tests = [item for item in items if not isinstance(item, NotebookItem)]
