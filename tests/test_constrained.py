@@ -2,7 +2,8 @@
 
 The repeated-Newton–Euler forward dynamics is checked against an independent
 formulation (CRBA + a Lagrange multiplier), the paper's Jacobian formulas against
-finite differences, and the paper's published simulations against its own tables.
+finite differences, and the paper's published simulations against the values it prints
+at its snapshots (its converged Tables 2 and 4: ch4 §3's notebook).
 """
 
 import dataclasses
