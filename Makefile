@@ -30,15 +30,21 @@ help:
 export PYTHONDONTWRITEBYTECODE =
 
 # The interpreter is an order-only prerequisite: an existing .venv is reused, never recreated.
+# It is made without pip: installing pip into it took 5 of the 13 s of `make venv`.
 $(BIN)/python:
-	$(PY) -m venv $(VENV)
+	$(PY) -m venv --without-pip $(VENV)
 
 # The pinned requirements are installed by uv (itself pinned, from PyPI), which downloads and
 # unpacks in parallel (measured on a two-core machine with empty caches: 21 s, pip 69 s).
+# uv itself is installed by the pip wheel that Python ships (ensurepip's), run in place.
 UV_VERSION := 0.13.9
 UV_PIP := $(BIN)/uv pip install -q --python $(BIN)/python
+PIP_WHEEL = $(shell $(BIN)/python -c "import ensurepip, pathlib; \
+    print(*pathlib.Path(ensurepip.__file__).parent.glob('_bundled/pip-*.whl'))")
 $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q uv==$(UV_VERSION)
+	@[ -n "$(PIP_WHEEL)" ] || { echo "Python's own pip wheel (ensurepip) is missing" \
+	    "(Debian: apt-get install python3-venv)"; exit 1; }
+	$(BIN)/python $(PIP_WHEEL)/pip install -q uv==$(UV_VERSION)
 	$(UV_PIP) -r requirements.txt
 	$(UV_PIP) -e . --no-deps
 	touch $@
@@ -113,14 +119,17 @@ book-force: $(STAMP)
 #    two extra workers cost their start-up, some 5 s of CPU each); each worker begins
 #    with its share of the notebooks (conftest.py), so the last one finishes about when
 #    the others do (with one core busy: 6 s after the mean, against 27 s with the
-#    notebooks collected last);
-# 2. the book build (tests/test_book_build.py, marker `book`), reading every notebook from
-#    that cache (it fails if it had to execute one); Sphinx uses one core, so beside it
-#    the tests and notebooks marked `fp_sensitive` (pivoting, iteration, near-singular
-#    solves) run again under a second floating-point environment (FP2 below: OpenBLAS
-#    forced to an older kernel, numpy's newest SIMD paths off; the notebooks executed
-#    afresh, not from the cache), their log printed when both are done;
-# 3. on three workers, the browser tests on that build (tests/test_browser.py, markers
+#    notebooks collected last). Beside it, from its start:
+#    - the book build (tests/test_book_build.py, marker `book`), started as soon as every
+#      notebook is in the cache (nbexec.py --wait-until-cached), while the unit tests go
+#      on: it reads every notebook from that cache (and fails if it had to execute one);
+#      Sphinx uses one core, and alone after the tests it left the other idle;
+#    - the tests and notebooks marked `fp_sensitive` (pivoting, iteration, near-singular
+#      solves) under a second floating-point environment (FP2 below: OpenBLAS forced to an
+#      older kernel, numpy's newest SIMD paths off; the notebooks executed afresh, not
+#      from the cache), on two workers of their own.
+#    Their logs are printed when all three are done.
+# 2. on three workers, the browser tests on that build (tests/test_browser.py, markers
 #    `book` and `browser`: Chromium's headless shell; without it they are skipped,
 #    and said so), the launch buttons and tests/test_book_freshness.py (`make book` in a
 #    copy of the project). Three, not two: a worker waits while its page loads and
@@ -130,33 +139,43 @@ CHROMIUM := /usr/bin/chromium-headless-shell
 TEST_HTML := _build/test-book/_build/html
 FP2 := OPENBLAS_CORETYPE=Prescott NPY_DISABLE_CPU_FEATURES=X86_V3 RBDLEARN_NB_UNCACHED=1
 FP2_LOG := _build/test-fp2.log
-# Steps 2 and 3 collect only the test files that hold such tests (collecting every file
-# costs each pytest process some 5 s of CPU).
+BUILD_LOG := _build/test-build.log
+STEP1_DONE := _build/.tests-done
+# The FP2 and browser runs collect only the test files that hold such tests (collecting
+# every file costs each pytest process some 5 s of CPU).
 FP2_TESTS := $(shell grep -l fp_sensitive tests/test_*.py)
 BOOK_TESTS := $(filter-out tests/test_book_build.py,$(shell grep -l "mark\.book" tests/test_*.py))
 test:
 	@t0=$$(date +%s); \
 	$(MAKE) --no-print-directory -j2 venv offline || exit 1; \
-	t1=$$(date +%s); status=0; \
-	$(PYTEST) -n 5 --dist worksteal -m "not book" tests book || status=$$?; \
-	t2=$$(date +%s); \
-	[ -x $(CHROMIUM) ] || echo "NOTE: the browser tests will be SKIPPED: $(CHROMIUM) not found" \
-	    "(Debian: apt-get install chromium-headless-shell; .ci/run does this)"; \
-	echo "fp_sensitive tests and notebooks under a second floating-point environment" \
-	    "($(FP2)), beside the book build; log: $(FP2_LOG)"; \
+	t1=$$(date +%s); status=0; rm -f $(STEP1_DONE); \
+	echo "beside the tests and notebooks: the book build once every notebook is cached" \
+	    "(log: $(BUILD_LOG)), and the fp_sensitive tests and notebooks under a second" \
+	    "floating-point environment ($(FP2); log: $(FP2_LOG))"; \
 	( $(FP2) $(PYTEST) -n 2 -p no:cacheprovider -m "fp_sensitive and not book" $(FP2_TESTS) book \
-	    > $(FP2_LOG) 2>&1 ) & fp2=$$!; \
-	$(PYTEST) -m book tests/test_book_build.py || status=$$?; \
+	    > $(FP2_LOG) 2>&1; echo "FP2 done after $$(( $$(date +%s) - t1 )) s" >> $(FP2_LOG) ) & fp2=$$!; \
+	( $(BIN)/python _ext/nbexec.py --wait-until-cached $(STEP1_DONE) > $(BUILD_LOG) 2>&1; \
+	  echo "book build started after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); \
+	  $(PYTEST) -p no:cacheprovider -m book tests/test_book_build.py >> $(BUILD_LOG) 2>&1; \
+	  rc=$$?; echo "book build done after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); \
+	  exit $$rc ) & build=$$!; \
+	$(PYTEST) -n 5 --dist worksteal -m "not book" tests book || status=$$?; \
+	t2=$$(date +%s); touch $(STEP1_DONE); \
+	wait $$build || { status=1; build_failed=1; }; \
 	wait $$fp2 || { status=1; fp2_failed=1; }; \
+	tail -n 40 $(BUILD_LOG); [ -z "$$build_failed" ] || echo "FAILED: the book build" \
+	    "(tests/test_book_build.py): see $(BUILD_LOG)"; \
 	tail -n 40 $(FP2_LOG); [ -z "$$fp2_failed" ] || echo "FAILED under the second" \
 	    "floating-point environment: see $(FP2_LOG)"; \
 	t3=$$(date +%s); \
+	[ -x $(CHROMIUM) ] || echo "NOTE: the browser tests will be SKIPPED: $(CHROMIUM) not found" \
+	    "(Debian: apt-get install chromium-headless-shell; .ci/run does this)"; \
 	RBDLEARN_BOOK_HTML=$(TEST_HTML) $(PYTEST) -n 3 --dist worksteal -m book -rs \
 	    $(BOOK_TESTS) || status=$$?; \
 	t4=$$(date +%s); \
-	echo "make test phases: set-up $$((t1 - t0)) s, tests and notebooks $$((t2 - t1)) s," \
-	     "book build and second FP environment $$((t3 - t2)) s, browser tests" \
-	     "$$((t4 - t3)) s; total $$((t4 - t0)) s"; \
+	echo "make test phases: set-up $$((t1 - t0)) s, tests and notebooks $$((t2 - t1)) s" \
+	     "(book build and second FP environment beside them, $$((t3 - t2)) s after)," \
+	     "browser tests $$((t4 - t3)) s; total $$((t4 - t0)) s"; \
 	exit $$status
 
 # Extra options for JupyterLab, e.g. make lab LAB_ARGS="--no-browser --port 8889".

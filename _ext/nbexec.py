@@ -214,6 +214,31 @@ def store(execution, folder):
             check_validity=False, overwrite=True)
 
 
+def wait_until_cached(stop, poll=2.0, root=ROOT):
+    """Wait until every notebook of _toc.yml has a clean execution in the cache of the
+    current sources (returns the list of them, empty), or until the file ``stop`` exists
+    (returns the notebooks still missing, after a last look). `make test` starts the book
+    build this way while its first step still runs the unit tests: the build reads every
+    notebook from the cache, and the notebooks are executed first (conftest.py)."""
+    folder = cache_dir(root)
+    missing = {path: nbformat.read(path, as_version=4) for path in toc_notebooks(root)}
+    while missing:
+        stopped = stop.exists()        # looked at first: after the stop, one more look
+        if folder.is_dir():
+            with _Locked(folder):
+                cache = get_cache(folder)
+                for path, nb in list(missing.items()):
+                    try:
+                        cache.match_cache_notebook(nb)
+                        del missing[path]
+                    except KeyError:
+                        pass
+        if stopped or not missing:
+            break
+        time.sleep(poll)
+    return list(missing)
+
+
 def run_and_cache(path, folder):
     """Execute one notebook and cache it in ``folder`` if it ran cleanly."""
     execution = execute(path)
@@ -241,7 +266,17 @@ def main(argv=None):
                                      "cached for the current sources; report failing cells.")
     parser.add_argument("-j", "--jobs", type=int, default=2, help="notebooks run at once")
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: all of _toc.yml")
+    parser.add_argument("--wait-until-cached", metavar="STOP", type=Path,
+                        help="execute nothing: wait until every notebook is cached, or "
+                             "until the file STOP exists (exit status 1 then)")
     args = parser.parse_args(argv)
+    if args.wait_until_cached:
+        start = time.perf_counter()
+        missing = wait_until_cached(args.wait_until_cached)
+        print(f"notebooks: {'all cached' if not missing else f'{len(missing)} not cached'} "
+              f"after {time.perf_counter() - start:.0f} s"
+              + "".join(f"\n  {p.relative_to(ROOT)}" for p in missing), flush=True)
+        return 1 if missing else 0
     paths = [p.resolve() for p in args.notebooks] or toc_notebooks()
     folder = cache_dir()
     stale = [p for p in paths if not is_cached(p, folder)]

@@ -6,7 +6,8 @@ emptied first); the notebooks' outputs come from the cache that the first step o
 `make test` filled (_ext/nbexec.py: one execution per notebook, keyed by its code and the
 package's sources). test_browser.py opens the same build in Chromium.
 
-Marked `book`: `make test` runs it on its own, after the unit tests and the notebooks.
+Marked `book`: `make test` runs it beside the unit tests, once the notebooks are all in
+the cache (`_ext/nbexec.py --wait-until-cached`).
 """
 
 import re

@@ -77,6 +77,40 @@ def test_only_clean_runs_are_cached(tmp_path, failing_run):
     assert not nbexec.is_cached(clean, folder)
 
 
+def test_waiting_for_the_cache_ends_when_every_notebook_is_in_it_or_at_the_stop(tmp_path):
+    """`make test` starts the book build when nbexec's waiter returns: at once when every
+    notebook of _toc.yml is cached, or when told to stop, naming the ones still missing
+    (a notebook whose code changed after it ran counts as missing)."""
+    import threading
+    (tmp_path / "rbdlearn").mkdir()
+    (tmp_path / "rbdlearn" / "x.py").write_text("x = 1\n")
+    for name in ("requirements.txt", "pyproject.toml"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/a\n"
+                                       "chapters:\n  - file: book/b\n")
+    (tmp_path / "book").mkdir()
+    a = write_notebook(tmp_path / "book" / "a.ipynb", "print(1)")
+    b = write_notebook(tmp_path / "book" / "b.ipynb", "print(2)")
+    folder, stop = nbexec.cache_dir(tmp_path), tmp_path / "stop"
+
+    def cache(path):             # as a clean run stores it (no kernel needed here)
+        nb = nbformat.read(path, as_version=4)
+        nbexec.store(nbexec.Execution(path, nb, [], 0.0, ""), folder)
+
+    stop.touch()
+    assert nbexec.wait_until_cached(stop, root=tmp_path) == [a, b]
+    cache(a)
+    write_notebook(b, "print(3)")
+    cache(b)
+    write_notebook(b, "print(2)")                        # changed after it was cached
+    assert nbexec.wait_until_cached(stop, root=tmp_path) == [b]
+    stop.unlink()
+    later = threading.Timer(0.3, cache, [b])
+    later.start()
+    assert nbexec.wait_until_cached(stop, poll=0.05, root=tmp_path) == []
+    later.join()
+
+
 def test_the_fingerprint_follows_the_package_files(tmp_path):
     for name in ("requirements.txt", "pyproject.toml"):
         (tmp_path / name).write_text("x")
