@@ -222,7 +222,12 @@ def test_power_is_invariant(X, v, f):
 @HYP
 @given(vec6, vec6)
 def test_cross_products(v, m):
-    np.testing.assert_array_equal(crf(v), -crm(v).T)
+    # v×* from its block form [[ω×, u×], [0, ω×]] (seed 001), the 3x3 blocks built from
+    # numpy's cross product of the basis vectors: independent of crm, whose transpose crf is
+    w, u = v[:3], v[3:]
+    wx, ux = (np.column_stack([np.cross(a, e) for e in np.eye(3)]) for a in (w, u))
+    np.testing.assert_allclose(crf(v), np.block([[wx, ux], [np.zeros((3, 3)), wx]]),
+                               atol=1e-12 * (1 + np.abs(v).max()))
     np.testing.assert_allclose(crm(v) @ m, cross_motion(v, m), atol=1e-11)
     np.testing.assert_allclose(crf(v) @ m, cross_force(v, m), atol=1e-11)
     np.testing.assert_allclose(crm(v) @ v, np.zeros(6), atol=1e-11)
