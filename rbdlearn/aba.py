@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kinematics import joint_transforms
-from .model import (_real_array, batch_shape, check_forces, check_state, neutral_q,
+from .model import (_real_array, batch_shape, check_forces, check_state, is_body, neutral_q,
                     without_gravity)
 from .spatial import (cross_force, cross_motion, inertia_params, mm, mm_flops, mtv, mv,
                       plux, plux_parts, to_linear_angular)
@@ -281,7 +281,7 @@ def _gear_body(model, ref):
         if ref in model.names[1:]:
             return model.names.index(ref)
         raise ValueError(f"gear names joint {ref!r}, which is not in the model")
-    if isinstance(ref, (int, np.integer)) and not isinstance(ref, bool) and 1 <= ref <= model.N:
+    if is_body(model, ref):
         return int(ref)
     raise ValueError(f"gear joint must be a joint name or a body index in 1..{model.N}, "
                      f"got {ref!r}")
@@ -531,7 +531,7 @@ def inter_body_inertia(model, q, i, j, T_Theta=None):
     ``Λ_ii`` is the inverse operational-space inertia of body i. Pass
     ``T_Theta = theta_recursion(model, q)`` to reuse it for several pairs."""
     for b in (i, j):
-        if not (isinstance(b, (int, np.integer)) and 1 <= b <= model.N):
+        if not is_body(model, b):
             raise ValueError(f"body index must be an integer in 1..{model.N}, got {b!r}")
     T, Theta = theta_recursion(model, q) if T_Theta is None else T_Theta
     below_i, below_j, p = _paths_to_common(model.ancestors(i), model.ancestors(j))
@@ -607,7 +607,7 @@ def inter_body_inertia_geared(model, q, gears, i, j, theta=None):
     ``G = gear_matrix(model, gears)``. Pass ``theta = theta_recursion_geared(model, q,
     gears)`` to reuse it for several pairs."""
     for b in (i, j):
-        if not (isinstance(b, (int, np.integer)) and 1 <= b <= model.N):
+        if not is_body(model, b):
             raise ValueError(f"body index must be an integer in 1..{model.N}, got {b!r}")
     th = theta_recursion_geared(model, q, gears) if theta is None else theta
     if not isinstance(th, GearedTheta) or len(th.T) != model.N + 1:

@@ -37,7 +37,8 @@ from .integrate import Trajectory, rk4_step, time_grid
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, zyx_angles
 from .kinematics import (base_subspaces, body_accelerations, body_velocities,
                          forward_kinematics)
-from .model import GRAVITY, Model, check_state, integrate_q, planar_chain, pointers
+from .model import (GRAVITY, Model, check_state, integrate_q, is_body, planar_chain,
+                    pointers)
 from .models import segment_inertia
 from .rnea import rnea
 from .spatial import (cross_motion, inv_X, log_so3, mcI, plux, plux_parts, quat_to_rot,
@@ -124,7 +125,7 @@ class Mechanism:
         virtuals = [loop.virtual for loop in self.loops]
         for loop in self.loops:
             k, what = loop.virtual, f"loop '{loop.name}'"
-            if not (isinstance(k, (int, np.integer)) and 1 <= k <= model.N):
+            if not is_body(model, k):
                 raise ValueError(f"{what}: virtual link {k!r} is not a body in 1..{model.N}")
             if not (isinstance(loop.real, (int, np.integer)) and 0 <= loop.real <= model.N):
                 raise ValueError(f"{what}: real link {loop.real!r} is not a body in 0..{model.N}")
@@ -758,8 +759,7 @@ def cut_joint(mech, q, qd, i):
     Returns (mechanism, q, q̇)."""
     model = mech.model
     q, qd = check_state(model, q=q, qd=qd)
-    if not (isinstance(i, (int, np.integer)) and 1 <= i <= model.N) or i in \
-            [lp.virtual for lp in mech.loops]:
+    if not is_body(model, i) or i in [lp.virtual for lp in mech.loops]:
         raise ValueError(f"cut_joint needs a real body in 1..{model.N}, got {i!r}")
     E, p = plux_parts(forward_kinematics(model, q)[i])
     v_i = body_velocities(model, q, qd)[i]

@@ -39,7 +39,7 @@ from .crb import crba
 from .integrate import check_run_size, step_guard
 from .joints import Spherical, swing_twist_limit_violation
 from .kinematics import body_pose, forward_kinematics, point_jacobian, point_velocity
-from .model import check_state, integrate_q
+from .model import check_state, integrate_q, is_body
 from .spatial import inertia_params, quat_to_rot, skew
 
 __all__ = ["ContactImpulse", "contact_impulse", "joint_limit_impulse", "Contact",
@@ -684,8 +684,7 @@ def joint_limit_impulse(model, q, qd, i, swing_max, twist_max=math.pi, e=0.0):
     ``dqd = −H⁻¹ Jᵀ λ`` (by ABA sweeps, not by forming H).
     """
     (q, qd) = check_state(model, q=q, qd=qd)
-    if not (isinstance(i, (int, np.integer)) and 1 <= i <= model.N
-            and isinstance(model.joints[i], Spherical)):
+    if not (is_body(model, i) and isinstance(model.joints[i], Spherical)):
         raise ValueError(f"joint_limit_impulse needs the body index of a spherical joint, "
                          f"got {i!r}")
     if not (isinstance(e, numbers.Real) and 0.0 <= e <= 1.0):

@@ -22,7 +22,7 @@ coordinates, and the inertias stacked (``crba``, ``closed_chains.loop_jacobian``
 
 import numpy as np
 
-from .model import batch_shape, check_state
+from .model import batch_shape, check_state, is_body
 from .spatial import cross3, cross_motion, inv_X, mm, mtv, mv, plux_parts, skew
 
 __all__ = ["joint_transforms", "base_transforms", "base_subspaces", "forward_kinematics", "body_pose",
@@ -167,7 +167,7 @@ def body_accelerations(model, q, qd, qdd):
 
 
 def _check_body(model, i):
-    if not (isinstance(i, (int, np.integer)) and 1 <= i <= model.N):
+    if not is_body(model, i):
         raise ValueError(f"body index must be an integer in 1..{model.N}, got {i!r}")
 
 

@@ -379,6 +379,12 @@ def batch_shape(*arrays):
     return np.broadcast_shapes(*(np.shape(a)[:-1] for a in arrays))
 
 
+def is_body(model, i):
+    """Whether ``i`` is a body index of ``model``: an integer in 1..N (not a bool)."""
+    return (isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+            and 1 <= i <= model.N)
+
+
 def _body_index(model, key, what):
     """Body index of ``key``: an index 1..N or a name of ``model.body_names``."""
     if isinstance(key, str):
@@ -388,8 +394,7 @@ def _body_index(model, key, what):
         hint = f" ('{key}' is the joint of body {i}, '{model.body_names[i]}')" if i else ""
         raise ValueError(f"{what} names body '{key}', which is not a body of the model"
                          f"{hint}; bodies: {model.body_names[1:]}")
-    if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)) \
-            or not 1 <= key <= model.N:
+    if not is_body(model, key):
         raise ValueError(f"{what} names body {key!r}, but bodies are 1..{model.N} "
                          f"(or their names, model.body_names)")
     return int(key)
@@ -463,7 +468,9 @@ def neutral_q(model):
 
 
 def random_q(model, rng):
-    """A random valid configuration (``rng`` is a ``numpy.random.Generator``)."""
+    """A random valid configuration. ``rng``: a ``numpy.random.Generator``, or a seed
+    (an int) for ``numpy.random.default_rng``."""
+    rng = np.random.default_rng(rng)
     parts = [model.joints[i].random_q(rng) for i in range(1, model.N + 1)]
     return np.concatenate(parts) if parts else np.zeros(0)
 

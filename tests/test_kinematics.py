@@ -161,7 +161,7 @@ def small():
     return rbd.random_tree(6, seed=1)
 
 
-@pytest.mark.parametrize("i", [0, 7, -1, 1.0, "1", None])
+@pytest.mark.parametrize("i", [0, 7, -1, 1.0, "1", None, True, np.True_])
 def test_bad_body_index(small, i):
     q, qd = rbd.neutral_q(small), np.zeros(small.nv)
     for call in (lambda: rbd.jacobian(small, q, i, frame="local"),

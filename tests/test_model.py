@@ -582,6 +582,9 @@ def test_neutral_random_and_integrate_q():
     rng = np.random.default_rng(1)
     q = rbd.random_q(m, rng)
     check_state(m, q=q)                                   # valid: unit quaternions
+    # a seed works as numpy's default_rng takes it, and gives that generator's draw
+    np.testing.assert_array_equal(rbd.random_q(m, 1), q)
+    assert not np.array_equal(rbd.random_q(m, 2), q)
     v = rng.normal(size=m.nv)
     q1 = rbd.integrate_q(m, q, v)
     check_state(m, q=q1)
