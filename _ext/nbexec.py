@@ -189,9 +189,11 @@ class _Locked:
 
 def is_cached(path, folder):
     """Whether the notebook at ``path`` has a clean execution in the cache ``folder``."""
-    if not folder.is_dir():
-        return False
-    nb = nbformat.read(path, as_version=4)
+    return folder.is_dir() and _in_cache(nbformat.read(path, as_version=4), folder)
+
+
+def _in_cache(nb, folder):
+    """Whether the notebook ``nb`` (its code cells) is in the existing cache ``folder``."""
     with _Locked(folder):
         try:
             get_cache(folder).match_cache_notebook(nb)
@@ -225,14 +227,7 @@ def wait_until_cached(stop, poll=2.0, root=ROOT):
     while missing:
         stopped = stop.exists()        # looked at first: after the stop, one more look
         if folder.is_dir():
-            with _Locked(folder):
-                cache = get_cache(folder)
-                for path, nb in list(missing.items()):
-                    try:
-                        cache.match_cache_notebook(nb)
-                        del missing[path]
-                    except KeyError:
-                        pass
+            missing = {path: nb for path, nb in missing.items() if not _in_cache(nb, folder)}
         if stopped or not missing:
             break
         time.sleep(poll)

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kinematics import joint_transforms
-from .model import (_real_array, batch_shape, check_forces, check_state, is_body, neutral_q,
-                    without_gravity)
+from .model import (_real_array, batch_shape, check_body, check_forces, check_state, is_body,
+                    neutral_q, without_gravity)
 from .spatial import (cross_force, cross_motion, inertia_params, mm, mm_flops, mtv, mv,
                       plux, plux_parts, to_linear_angular)
 
@@ -530,9 +530,8 @@ def inter_body_inertia(model, q, i, j, T_Theta=None):
     coordinates), by seed 000 §2.8 — equal to ``J_j H⁻¹ J_iᵀ`` with local Jacobians.
     ``Λ_ii`` is the inverse operational-space inertia of body i. Pass
     ``T_Theta = theta_recursion(model, q)`` to reuse it for several pairs."""
-    for b in (i, j):
-        if not is_body(model, b):
-            raise ValueError(f"body index must be an integer in 1..{model.N}, got {b!r}")
+    check_body(model, i)
+    check_body(model, j)
     T, Theta = theta_recursion(model, q) if T_Theta is None else T_Theta
     below_i, below_j, p = _paths_to_common(model.ancestors(i), model.ancestors(j))
     right, left = np.eye(6), np.eye(6)
@@ -606,9 +605,8 @@ def inter_body_inertia_geared(model, q, gears, i, j, theta=None):
     gears — equal to ``J_j G (Gᵀ H G)⁻¹ Gᵀ J_iᵀ`` with local Jacobians and
     ``G = gear_matrix(model, gears)``. Pass ``theta = theta_recursion_geared(model, q,
     gears)`` to reuse it for several pairs."""
-    for b in (i, j):
-        if not is_body(model, b):
-            raise ValueError(f"body index must be an integer in 1..{model.N}, got {b!r}")
+    check_body(model, i)
+    check_body(model, j)
     th = theta_recursion_geared(model, q, gears) if theta is None else theta
     if not isinstance(th, GearedTheta) or len(th.T) != model.N + 1:
         raise ValueError("theta must be theta_recursion_geared(model, q, gears) of this model")

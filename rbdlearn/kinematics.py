@@ -22,7 +22,7 @@ coordinates, and the inertias stacked (``crba``, ``closed_chains.loop_jacobian``
 
 import numpy as np
 
-from .model import batch_shape, check_state, is_body
+from .model import batch_shape, check_body, check_state
 from .spatial import cross3, cross_motion, inv_X, mm, mtv, mv, plux_parts, skew
 
 __all__ = ["joint_transforms", "base_transforms", "base_subspaces", "forward_kinematics", "body_pose",
@@ -166,11 +166,6 @@ def body_accelerations(model, q, qd, qdd):
     return _stacked(_velocities(model, q, qd, qdd)[2], (6,), batch_shape(q, qd, qdd))
 
 
-def _check_body(model, i):
-    if not is_body(model, i):
-        raise ValueError(f"body index must be an integer in 1..{model.N}, got {i!r}")
-
-
 def _check_frame(frame):
     if frame not in _FRAMES:
         raise ValueError(f"frame must be one of {_FRAMES}, got {frame!r}")
@@ -182,7 +177,7 @@ def jacobian(model, q, i, *, frame):
     Column block of joint k (an ancestor of i) is ``ⁱX_k S_k`` in the local frame
     and ``⁰X_k S_k`` in the world frame; other columns are zero.
     """
-    _check_body(model, i)
+    check_body(model, i)
     _check_frame(frame)
     (q,) = check_state(model, q=q)
     return _jacobian(model, q, forward_kinematics(model, q), i, frame)
@@ -244,7 +239,7 @@ def jdot_qdot(model, q, qd, i, p=None, *, frame):
     ``frame="local"`` the derivative of the local point Jacobian, which is
     ``a_O + ω̇×p`` (the term ``ω × v_p`` cancels against the rotating frame).
     """
-    _check_body(model, i)
+    check_body(model, i)
     _check_frame(frame)
     q, qd = check_state(model, q=q, qd=qd)
     Xup, v, a = _velocities(model, q, qd, np.zeros(model.nv))

@@ -385,6 +385,12 @@ def is_body(model, i):
             and 1 <= i <= model.N)
 
 
+def check_body(model, i):
+    """Raise ValueError unless ``i`` is a body index of ``model`` (:func:`is_body`)."""
+    if not is_body(model, i):
+        raise ValueError(f"body index must be an integer in 1..{model.N}, got {i!r}")
+
+
 def _body_index(model, key, what):
     """Body index of ``key``: an index 1..N or a name of ``model.body_names``."""
     if isinstance(key, str):

@@ -19,7 +19,7 @@ import numpy as np
 from matplotlib.patches import Circle, Rectangle
 
 from .kinematics import body_pose, forward_kinematics, point_velocity
-from .model import is_body, pointers
+from .model import check_body, pointers
 from .rnea import rnea
 from .spatial import inertia_params, plux, rotx
 
@@ -263,8 +263,7 @@ def socket_plug_frames(model, q, i):
     socket (the joint's predecessor frame, placed by ``Xtree[i]``), ``"j'"`` the plug
     (body i's own frame, moved by the joint) and ``"c"`` the child's centre-of-mass
     frame. A centre-of-mass frame has its body's axes."""
-    if not is_body(model, i):
-        raise ValueError(f"body index must be an integer in 1..{model.N}, got {i!r}")
+    check_body(model, i)
     X0 = forward_kinematics(model, q)
     lam = model.parent[i]
 
