@@ -85,35 +85,80 @@ def test_socket_plug_frames_bad_body():
             socket_plug_frames(model, rbd.neutral_q(model), bad)
 
 
-# --- to_jshtml: an animation's player, each frame drawn once ------------------------------------
+# --- to_jshtml: an animation's player, most frames blitted ---------------------------------------
 
-def test_to_jshtml_gives_the_frames_of_matplotlibs_own():
+def _frames(html):
+    """The frames of a to_jshtml player, decoded to RGBA arrays."""
+    import base64
+    import io
     import re
 
+    from PIL import Image
+    data = re.findall(r'frames\[\d+\] = "data:image/png;base64,([^"]*)"', html)
+    return [np.asarray(Image.open(io.BytesIO(base64.b64decode(d.replace("\\\n", "")))))
+            for d in data]
+
+
+def _player(convert, change=None):
+    """A player of 8 frames: a curve that moves under a legend, a dot whose colour
+    changes under a still label, a title per frame; ``change`` at frame 4: "limits" (the
+    axis limits), "add" (a new line) or "remove" (the label). Returns (html, draws, fig)."""
     from matplotlib.animation import FuncAnimation
 
-    def player(convert):
-        fig, ax = plt.subplots(figsize=(2, 1.5), dpi=40)
-        line, = ax.plot([], [])
-        ax.set(xlim=(0, 1), ylim=(-1, 1))
-        title = ax.set_title("")
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(3, 1.5), dpi=50)
+    x = np.linspace(0, 6, 40)
+    line, = ax.plot(x, np.sin(x), lw=3, label="sin")
+    ax.legend(loc="upper right")
+    dots = bx.scatter([0.0], [0.0], s=400, zorder=1)
+    label = bx.text(0.0, 0.0, "still", ha="center", zorder=3)
+    bx.set(xlim=(-1, 1), ylim=(-1, 1))
 
-        def show(k):
-            x = np.linspace(0, 1, 20)
-            line.set_data(x, np.sin(6 * x + k))
-            title.set_text(f"frame {k}")
+    def show(k):
+        line.set_ydata(np.sin(x + k))
+        dots.set_color(f"C{k % 4}")
+        bx.set_title(f"frame {k}")
+        if k == 4 and change == "limits":
+            ax.set_xlim(0, 3)
+        if k == 4 and change == "add":
+            bx.plot([-1, 1], [-1, 1])
+        if k == 4 and change == "remove":
+            label.remove()
 
-        draws = []
-        fig.canvas.mpl_connect("draw_event", lambda event: draws.append(1))
-        html = convert(FuncAnimation(fig, show, frames=4, interval=50))
-        plt.close(fig)
-        return html, len(draws), fig
+    draws = []
+    fig.canvas.mpl_connect("draw_event", lambda event: draws.append(1))
+    html = convert(FuncAnimation(fig, show, frames=8, interval=50))
+    plt.close(fig)
+    return html, len(draws), fig
 
-    ours, our_draws, fig = player(lambda a: rbd.viz.to_jshtml(a, default_mode="once"))
-    theirs, their_draws, _ = player(lambda a: a.to_jshtml(default_mode="once"))
+
+@pytest.mark.parametrize("change", [None, "limits", "add", "remove"])
+def test_to_jshtml_gives_the_frames_of_matplotlibs_own(change):
+    """Pixel for pixel, whatever changes: moving artists under still ones (the legend, a
+    label), a new artist, one removed, new axis limits (frames drawn whole)."""
+    import re
+
+    ours, our_draws, fig = _player(lambda a: rbd.viz.to_jshtml(a, default_mode="once"),
+                                   change)
+    theirs, their_draws, _ = _player(lambda a: a.to_jshtml(default_mode="once"), change)
+    mine, matplotlibs = _frames(ours), _frames(theirs)
+    assert len(mine) == len(matplotlibs) == 8
+    for k, (a, b) in enumerate(zip(mine, matplotlibs)):
+        assert a.shape == b.shape and np.abs(a.astype(int) - b.astype(int)).max() <= 1, k
+    assert any((a != mine[0]).any() for a in mine[1:])          # the frames do move
     frames = re.compile(r'frames\[\d+\] = "data:image/png;base64,[^"]*"')
-    assert frames.findall(ours) == frames.findall(theirs) and len(frames.findall(ours)) == 4
     ids = re.compile(r"[0-9a-f]{32}")                    # the player's random element ids
     assert ids.sub("", frames.sub("", ours)) == ids.sub("", frames.sub("", theirs))
-    assert our_draws == 4 and their_draws == 8             # one drawing per frame, not two
+    # matplotlib draws the whole figure twice per frame; here it is drawn for the first
+    # frame and for the still picture, and the still picture again from the frame that
+    # changes what moves (an axis, an artist added or removed)
+    assert their_draws == 16
+    assert our_draws == (2 if change is None else 3), our_draws
     assert "draw_idle" not in vars(fig.canvas)              # the canvas is as it was
+
+
+def test_to_jshtml_refuses_frames_beyond_the_embed_limit():
+    """matplotlib logs a warning and drops the frames past animation.embed_limit; the
+    book's player would then stop short without saying so."""
+    with matplotlib.rc_context({"animation.embed_limit": 0.002}):       # 2 kB
+        with pytest.raises(ValueError, match="embed_limit"):
+            _player(lambda a: rbd.viz.to_jshtml(a))
