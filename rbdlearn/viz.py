@@ -581,9 +581,9 @@ def to_jshtml(animation, fps=None, default_mode=None):
 def _changed_artists(fig):
     """The artists of ``fig`` that changed since they were last drawn, each drawn on its
     own by ``draw_artist`` (matplotlib marks an artist *stale* when one of its
-    properties is set, and every artist that holds it too); or None when something
-    else changed: the figure or an axes itself (its limits, an artist added or
-    removed). An artist made of parts (an axis, a legend) counts as one."""
+    properties is set, and every artist that holds it too); or None when the figure or
+    an axes changed itself and none of its parts did (e.g. a part was removed). An
+    artist made of parts (an axis, a legend) counts as one."""
     if not fig.stale:
         return []
     changed, todo = [], [fig]
@@ -632,8 +632,8 @@ class _BlittedFrames(HTMLWriter):
     one of them (:func:`_drawn_over`), so that the frame is the whole drawing's, pixel
     for pixel. The artists that move are found from frame to frame
     (:func:`_changed_artists`); when the set changes (a new one moves, one is added or
-    removed) the still picture is drawn again. A frame where an axes or the figure
-    itself changed is drawn whole, as matplotlib draws every frame."""
+    removed) the still picture is drawn again. The first frame, and one where an axes
+    or the figure changed itself, are drawn whole, as matplotlib draws every frame."""
 
     def setup(self, fig, outfile, dpi=None, frame_dir=None):
         super().setup(fig, outfile, dpi, frame_dir)
@@ -641,7 +641,7 @@ class _BlittedFrames(HTMLWriter):
 
     def _draw_whole(self, **savefig_kwargs):
         png = io.BytesIO()
-        self.fig.savefig(png, format="png", dpi=self.dpi, **savefig_kwargs)
+        self.fig.savefig(png, format=self.frame_format, dpi=self.dpi, **savefig_kwargs)
         return png.getvalue()
 
     def _draw_blitted(self, changed):
@@ -681,7 +681,7 @@ class _BlittedFrames(HTMLWriter):
                     == to_rgba(fig.get_facecolor())
                     and not extra.pop("transparent", False) and not extra)
         if (changed is None or not as_drawn or self.dpi != fig.dpi
-                or not hasattr(fig.canvas, "copy_from_bbox")):
+                or self.frame_format != "png" or not hasattr(fig.canvas, "copy_from_bbox")):
             self._changed, self._moving, self._background = set(), [], None
             png = self._draw_whole(**savefig_kwargs)
         else:
