@@ -120,10 +120,13 @@ book-force: $(STAMP)
 #    with its share of the notebooks (conftest.py), so the last one finishes about when
 #    the others do (with one core busy: 6 s after the mean, against 27 s with the
 #    notebooks collected last). Beside it, from its start:
-#    - the book build (tests/test_book_build.py, marker `book`), started as soon as every
-#      notebook is in the cache (nbexec.py --wait-until-cached), while the unit tests go
-#      on: it reads every notebook from that cache (and fails if it had to execute one);
-#      Sphinx uses one core, and alone after the tests it left the other idle;
+#    - the book's web assets (`make offline`: npm ci, their copy, the font's slices; done
+#      before this step, they kept one core busy and the other mostly idle for 20 s),
+#      then the book build (tests/test_book_build.py, marker `book`), started as soon as
+#      every notebook is in the cache (nbexec.py --wait-until-cached), while the unit
+#      tests go on: it reads every notebook from that cache (and fails if it had to
+#      execute one); Sphinx uses one core, and alone after the tests it left the other
+#      idle;
 #    - the tests and notebooks marked `fp_sensitive` (pivoting, iteration, near-singular
 #      solves) under a second floating-point environment (FP2 below: OpenBLAS forced to an
 #      older kernel, numpy's newest SIMD paths off; the notebooks executed afresh, not
@@ -131,8 +134,9 @@ book-force: $(STAMP)
 #    Their logs are printed when all three are done.
 # 2. on three workers, the browser tests on that build (tests/test_browser.py, markers
 #    `book` and `browser`: Chromium's headless shell; without it they are skipped,
-#    and said so), the launch buttons and tests/test_book_freshness.py (`make book` in a
-#    copy of the project). Three, not two: a worker waits while its page loads and
+#    and said so), the launch buttons, tests/test_book_freshness.py (`make book` in a
+#    copy of the project) and the tests of the font's slices (tests/test_cjk_font.py:
+#    they need the installed assets). Three, not two: a worker waits while its page loads and
 #    typesets (measured with one core busy: 181 s on three workers, 199 s on two).
 # Every step runs; the target fails if any failed, and prints the time of each phase.
 CHROMIUM := /usr/bin/chromium-headless-shell
@@ -147,14 +151,16 @@ FP2_TESTS := $(shell grep -l fp_sensitive tests/test_*.py)
 BOOK_TESTS := $(filter-out tests/test_book_build.py,$(shell grep -l "mark\.book" tests/test_*.py))
 test:
 	@t0=$$(date +%s); \
-	$(MAKE) --no-print-directory -j2 venv offline || exit 1; \
-	t1=$$(date +%s); status=0; rm -f $(STEP1_DONE); \
-	echo "beside the tests and notebooks: the book build once every notebook is cached" \
-	    "(log: $(BUILD_LOG)), and the fp_sensitive tests and notebooks under a second" \
-	    "floating-point environment ($(FP2); log: $(FP2_LOG))"; \
+	$(MAKE) --no-print-directory venv || exit 1; \
+	t1=$$(date +%s); status=0; mkdir -p _build; rm -f $(STEP1_DONE); \
+	echo "beside the tests and notebooks: the book's web assets (make offline) and its build" \
+	    "once every notebook is cached (log: $(BUILD_LOG)), and the fp_sensitive tests and" \
+	    "notebooks under a second floating-point environment ($(FP2); log: $(FP2_LOG))"; \
 	( $(FP2) $(PYTEST) -n 2 -p no:cacheprovider -m "fp_sensitive and not book" $(FP2_TESTS) book \
 	    > $(FP2_LOG) 2>&1; echo "FP2 done after $$(( $$(date +%s) - t1 )) s" >> $(FP2_LOG) ) & fp2=$$!; \
-	( $(BIN)/python _ext/nbexec.py --wait-until-cached $(STEP1_DONE) > $(BUILD_LOG) 2>&1; \
+	( $(MAKE) --no-print-directory offline > $(BUILD_LOG) 2>&1 || exit 1; \
+	  echo "web assets installed after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); \
+	  $(BIN)/python _ext/nbexec.py --wait-until-cached $(STEP1_DONE) >> $(BUILD_LOG) 2>&1; \
 	  echo "book build started after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); \
 	  $(PYTEST) -p no:cacheprovider -m book tests/test_book_build.py >> $(BUILD_LOG) 2>&1; \
 	  rc=$$?; echo "book build done after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); \
@@ -163,8 +169,8 @@ test:
 	t2=$$(date +%s); touch $(STEP1_DONE); \
 	wait $$build || { status=1; build_failed=1; }; \
 	wait $$fp2 || { status=1; fp2_failed=1; }; \
-	tail -n 40 $(BUILD_LOG); [ -z "$$build_failed" ] || echo "FAILED: the book build" \
-	    "(tests/test_book_build.py): see $(BUILD_LOG)"; \
+	tail -n 40 $(BUILD_LOG); [ -z "$$build_failed" ] || echo "FAILED: the book's web" \
+	    "assets (make offline) or its build (tests/test_book_build.py): see $(BUILD_LOG)"; \
 	tail -n 40 $(FP2_LOG); [ -z "$$fp2_failed" ] || echo "FAILED under the second" \
 	    "floating-point environment: see $(FP2_LOG)"; \
 	t3=$$(date +%s); \

@@ -55,6 +55,7 @@ def test_the_book_has_japanese_text():
     assert {"日", "本", "語"} <= book_cjk_characters()
 
 
+@pytest.mark.book          # needs the installed web font (make offline)
 def test_only_cjk_characters_use_the_font(stylesheet):
     dest, css = stylesheet
     ranges = [r for block in re.findall(r"unicode-range:\s*([^;]+);", css)
@@ -68,6 +69,7 @@ def test_only_cjk_characters_use_the_font(stylesheet):
     assert re.search(rf'--pst-font-family-base:\s*"{cjk_font.FAMILY}",', css)
 
 
+@pytest.mark.book          # needs the installed web font (make offline)
 def test_every_japanese_character_of_the_book_is_covered(stylesheet):
     _, css = stylesheet
     ranges = [r for block in re.findall(r"unicode-range:\s*([^;]+);", css)
