@@ -136,8 +136,9 @@ book-force: $(STAMP)
 #    `book` and `browser`: Chromium's headless shell; without it they are skipped,
 #    and said so), the launch buttons, tests/test_book_freshness.py (`make book` in a
 #    copy of the project) and the tests of the font's slices (tests/test_cjk_font.py:
-#    they need the installed assets). Three, not two: a worker waits while its page loads and
-#    typesets (measured with one core busy: 181 s on three workers, 199 s on two).
+#    they need the installed assets). Three, not two: a worker waits while its page
+#    loads and typesets (measured with one core busy: 181 s on three workers, 199 s on
+#    two).
 # Every step runs; the target fails if any failed, and prints the time of each phase.
 CHROMIUM := /usr/bin/chromium-headless-shell
 TEST_HTML := _build/test-book/_build/html
