@@ -126,8 +126,10 @@ def _player(convert, change=None):
 
     draws = []
     fig.canvas.mpl_connect("draw_event", lambda event: draws.append(1))
-    html = convert(FuncAnimation(fig, show, frames=8, interval=50))
-    plt.close(fig)
+    try:
+        html = convert(FuncAnimation(fig, show, frames=8, interval=50))
+    finally:
+        plt.close(fig)
     return html, len(draws), fig
 
 
