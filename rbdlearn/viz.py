@@ -17,6 +17,8 @@ animation into the page's player.
 
 import base64
 import io
+from pathlib import Path
+from tempfile import TemporaryDirectory
 
 import numpy as np
 from matplotlib.animation import HTMLWriter
@@ -559,9 +561,6 @@ def to_jshtml(animation, fps=None, default_mode=None):
     window on screen), once to save it. Here the first is skipped, and most frames are
     drawn by blitting (:class:`_BlittedFrames`): only the artists the animation changes
     are drawn again, over a saved picture of the rest."""
-    from tempfile import TemporaryDirectory
-    from pathlib import Path
-
     fig = animation._fig
     if fps is None and hasattr(animation, "_interval"):
         fps = 1000 / animation._interval
@@ -619,9 +618,12 @@ def _drawn_over(fig, moving):
 
 
 def _clear_stale(artist):
+    """Mark ``artist`` and its stale parts drawn (as :func:`_changed_artists`, only the
+    stale branches are visited: a change marks every artist that holds it)."""
     artist.stale = False          # (setting False is not passed on to the parents)
     for child in artist.get_children():
-        _clear_stale(child)
+        if child.stale:
+            _clear_stale(child)
 
 
 class _BlittedFrames(HTMLWriter):
