@@ -99,7 +99,7 @@ def test_offline_scripts_are_in_the_build(build):
     missing = [s for s in scripts if not (html / "_static" / s).is_file()]
     assert not missing, (
         f"not in {html / '_static'}: {missing} (`make book` / `make test` install them with "
-        "npm ci and copy them to _build/static/offline/)")
+        "_ext/web_assets.py and copy them to _build/static/offline/)")
 
 
 def test_pages_load_nothing_from_the_internet(build):

@@ -1,0 +1,88 @@
+"""_ext/web_assets.py installs each package of package.json as package-lock.json pins it,
+and refuses a tarball that is not the pinned one. npm is replaced by a script that "packs"
+tarballs made here, so the test needs no registry; the last test checks the real lock file.
+"""
+
+import base64
+import hashlib
+import io
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "_ext"))
+import web_assets  # noqa: E402
+
+FAKE_NPM = """#!{python}
+import json, shutil, sys
+dest = sys.argv[sys.argv.index("--pack-destination") + 1]
+made = json.load(open({made!r}))
+out = []
+for spec in sys.argv[sys.argv.index(dest) + 1:]:
+    name, version = spec.rsplit("@", 1)
+    shutil.copy(made[name], dest)
+    out.append({{"name": name, "version": version, "filename": made[name].split("/")[-1]}})
+print(json.dumps(out))
+"""
+
+
+def tarball(path, files):
+    """An npm-style tarball: every file under the folder package/."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return "sha512-" + base64.b64encode(hashlib.sha512(path.read_bytes()).digest()).decode()
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project pinning two packages, and an npm that packs the tarballs made here."""
+    made, lock = {}, {"node_modules/@scope/a": {}, "node_modules/b": {}}
+    for name, files in {"@scope/a": {"a.js": b"A", "sub/x.css": b"X"},
+                        "b": {"b.js": b"B"}}.items():
+        path = tmp_path / (name.replace("/", "-").lstrip("@") + "-1.0.0.tgz")
+        lock[f"node_modules/{name}"] = {"version": "1.0.0", "integrity": tarball(path, files)}
+        made[name] = str(path)
+    (tmp_path / "made.json").write_text(json.dumps(made))
+    (tmp_path / "package.json").write_text(json.dumps(
+        {"dependencies": {"@scope/a": "1.0.0", "b": "1.0.0"}}))
+    (tmp_path / "package-lock.json").write_text(json.dumps({"packages": lock}))
+    npm = tmp_path / "npm"
+    npm.write_text(FAKE_NPM.format(python=sys.executable, made=str(tmp_path / "made.json")))
+    npm.chmod(0o755)
+    return tmp_path, npm
+
+
+def test_installs_each_package_without_its_top_folder(project):
+    root, npm = project
+    web_assets.install(str(npm), root)
+    assert (root / "node_modules/@scope/a/a.js").read_bytes() == b"A"
+    assert (root / "node_modules/@scope/a/sub/x.css").read_bytes() == b"X"
+    assert (root / "node_modules/b/b.js").read_bytes() == b"B"
+    assert not (root / "node_modules/b/package").exists()
+
+
+def test_a_tarball_that_is_not_the_pinned_one_is_refused(project):
+    root, npm = project
+    made = json.loads((root / "made.json").read_text())
+    tarball(Path(made["b"]), {"b.js": b"something else"})
+    with pytest.raises(SystemExit, match=r"^b: npm gave version 1\.0\.0, sha512-.*pins 1\.0\.0"):
+        web_assets.install(str(npm), root)
+
+
+def test_a_dependency_the_lock_does_not_pin_is_refused(project):
+    root, npm = project
+    (root / "package.json").write_text(json.dumps({"dependencies": {"b": "2.0.0"}}))
+    with pytest.raises(SystemExit, match="package-lock.json does not pin b 2.0.0"):
+        web_assets.install(str(npm), root)
+
+
+def test_the_lock_pins_every_package_of_package_json():
+    assert set(web_assets.pinned()) == set(
+        json.loads((ROOT / "package.json").read_text())["dependencies"])
