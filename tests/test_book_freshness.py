@@ -3,9 +3,10 @@ page shows the new output; after a change to one notebook, only that notebook ru
 with nothing changed, nothing runs.
 
 The test works on a temporary copy of the project (its .venv and node_modules linked, not
-copied) whose book is two small notebooks printing what rbdlearn computes, and imports the
-copy's rbdlearn (PYTHONPATH), so it can change a package function without touching the
-real one. Marked `book`: it runs `make book` three times.
+copied, and so are the web assets of _build/static when `make offline` has installed them)
+whose book is two small notebooks printing what rbdlearn computes, and imports the copy's
+rbdlearn (PYTHONPATH), so it can change a package function without touching the real one.
+Marked `book`: it runs `make book` four times.
 """
 
 import os
@@ -21,6 +22,9 @@ from test_notebooks_clean import ROOT
 pytestmark = pytest.mark.book
 
 TOC = "format: jb-book\nroot: book/probe_a\nchapters:\n  - file: book/probe_b\n"
+# The Makefile's targets of the web assets (`make offline`): not made again in the copy
+# when linked to the project's own (they would be written into the project's _build).
+OFFLINE_STAMPS = ("_build/static/.copied", "_build/static/offline/fonts/noto-sans-jp.css")
 COPY_IGNORE = shutil.ignore_patterns(".venv", "_build", "node_modules", ".git", "*.egg-info",
                                      ".pytest_cache", ".hypothesis", "__pycache__")
 
@@ -39,6 +43,9 @@ def project(tmp_path_factory):
     shutil.copytree(ROOT, copy, ignore=COPY_IGNORE)
     for name in (".venv", "node_modules"):
         (copy / name).symlink_to(ROOT / name)
+    if all((ROOT / stamp).is_file() for stamp in OFFLINE_STAMPS):
+        (copy / "_build").mkdir()
+        (copy / "_build" / "static").symlink_to(ROOT / "_build" / "static")
     (copy / "_toc.yml").write_text(TOC)
     nbformat.write(probe_notebook("Probe A", 'import rbdlearn as rbd\n'
                                   'print("neutral:", rbd.neutral_q(rbd.planar_chain(2)))'),
@@ -49,9 +56,13 @@ def project(tmp_path_factory):
 
 
 def make_book(project):
-    """`make book` in the copy (its .venv is the real one: never reinstall it)."""
+    """`make book` in the copy (its .venv is the real one: never reinstall it; nor its
+    web assets when they are the project's)."""
     env = dict(os.environ, PYTHONPATH=str(project))
-    proc = subprocess.run(["make", "-o", ".venv/.rbdlearn-installed", "book"], cwd=project,
+    keep = [".venv/.rbdlearn-installed"]
+    if (project / "_build" / "static").is_symlink():
+        keep += OFFLINE_STAMPS
+    proc = subprocess.run(["make", *(f"-o{target}" for target in keep), "book"], cwd=project,
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = re.search(r"notebooks: (\d+) cached for sources (\w+), (\d+) to execute",
