@@ -161,7 +161,8 @@ test:
 	    "once every notebook is cached (log: $(BUILD_LOG)), and the fp_sensitive tests and" \
 	    "notebooks under a second floating-point environment ($(FP2); log: $(FP2_LOG))"; \
 	( $(FP2) $(PYTEST) -n 2 -p no:cacheprovider -m "fp_sensitive and not book" $(FP2_TESTS) book \
-	    > $(FP2_LOG) 2>&1; echo "FP2 done after $$(( $$(date +%s) - t1 )) s" >> $(FP2_LOG) ) & fp2=$$!; \
+	    > $(FP2_LOG) 2>&1; rc=$$?; echo "FP2 done after $$(( $$(date +%s) - t1 )) s" >> $(FP2_LOG); \
+	  exit $$rc ) & fp2=$$!; \
 	( $(MAKE) --no-print-directory offline > $(BUILD_LOG) 2>&1 || exit 1; \
 	  echo "web assets installed after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); \
 	  $(BIN)/python _ext/nbexec.py --wait-until-cached $(STEP1_DONE) >> $(BUILD_LOG) 2>&1; \
