@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,17 +46,24 @@ def sha512(path):
 
 
 def unpack(tarball, target):
-    """The tarball's files into ``target`` (npm packs them under one top folder, dropped)."""
+    """The tarball's files and folders into ``target`` (npm packs them under one top folder,
+    dropped); anything else (a link, a path leaving the folder) is refused."""
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     with tarfile.open(tarball) as tar:
         members = []
         for member in tar.getmembers():
-            rest = member.name.partition("/")[2]
-            if rest:
-                member.name = rest
+            rest = PurePosixPath(member.name.partition("/")[2])
+            if not (member.isfile() or member.isdir()) or rest.is_absolute() or \
+                    ".." in rest.parts:
+                sys.exit(f"{tarball.name}: refusing {member.name!r} (not a plain file or "
+                         f"folder inside the package)")
+            if rest.parts:
+                member.name = str(rest)
                 members.append(member)
-        tar.extractall(target, members=members, filter="data")
+        # the "data" filter also drops modes and owners where this Python has it (3.11.4+)
+        tar.extractall(target, members=members,
+                       **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
 
 
 def install(npm="npm", root=ROOT):

@@ -76,6 +76,13 @@ def test_a_tarball_that_is_not_the_pinned_one_is_refused(project):
         web_assets.install(str(npm), root)
 
 
+def test_a_path_leaving_the_package_is_refused(tmp_path):
+    tarball(tmp_path / "bad.tgz", {"../outside.js": b"X"})
+    with pytest.raises(SystemExit, match=r"refusing 'package/\.\./outside\.js'"):
+        web_assets.unpack(tmp_path / "bad.tgz", tmp_path / "node_modules" / "bad")
+    assert not (tmp_path / "node_modules" / "outside.js").exists()
+
+
 def test_a_dependency_the_lock_does_not_pin_is_refused(project):
     root, npm = project
     (root / "package.json").write_text(json.dumps({"dependencies": {"b": "2.0.0"}}))
