@@ -57,7 +57,7 @@ venv: $(STAMP)
 # package-lock.json and installed into node_modules/ (kept by `make clean`) by
 # _ext/web_assets.py: npm fetches the five packages, the script checks each against the
 # lock file and unpacks it, without the packages they depend on, which the book never
-# serves (`npm ci` installs those too: 135 packages, 23 s of CPU, against 6 s).
+# serves (`npm ci` installs those too: 135 packages, 23 s of CPU, against 7 s).
 # They are copied to _build/static/offline/ (the font by _ext/cjk_font.py, which keeps its
 # CJK slices and writes their stylesheet); _config.yml adds _build/static to
 # html_static_path, so every build (`make book`, and the temporary one of `make test`)
