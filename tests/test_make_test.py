@@ -43,7 +43,7 @@ def project(tmp_path_factory):
 
 @pytest.mark.parametrize("fail_on, says", [
     (None, None),
-    ('not book', None),                                   # the tests and notebooks
+    ("worksteal -m not book", None),                      # the tests and notebooks
     ("fp_sensitive", "FAILED under the second floating-point environment"),
     ("tests/test_book_build.py", "FAILED: the book's web assets (make offline) or its build"),
     ("-rs", None),                                        # the browser tests
