@@ -29,6 +29,16 @@ COPY_IGNORE = shutil.ignore_patterns(".venv", "_build", "node_modules", ".git", 
                                      ".pytest_cache", ".hypothesis", "__pycache__")
 
 
+def copy_project(tmp_path_factory, name, links=(".venv", "node_modules")):
+    """A temporary copy of the project (files keep their times: copy2), with ``links`` to
+    the project's own folders instead of copies."""
+    copy = tmp_path_factory.mktemp(name) / "project"
+    shutil.copytree(ROOT, copy, ignore=COPY_IGNORE)
+    for link in links:
+        (copy / link).symlink_to(ROOT / link)
+    return copy
+
+
 def probe_notebook(title, code):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
@@ -39,10 +49,7 @@ def probe_notebook(title, code):
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    copy = tmp_path_factory.mktemp("fresh") / "project"
-    shutil.copytree(ROOT, copy, ignore=COPY_IGNORE)
-    for name in (".venv", "node_modules"):
-        (copy / name).symlink_to(ROOT / name)
+    copy = copy_project(tmp_path_factory, "fresh")
     if all((ROOT / stamp).is_file() for stamp in OFFLINE_STAMPS):
         (copy / "_build").mkdir()
         (copy / "_build" / "static").symlink_to(ROOT / "_build" / "static")

@@ -11,13 +11,11 @@ into the linked .venv (`make -o` would not reach them: make does not pass -o on)
 """
 
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from test_book_freshness import COPY_IGNORE
-from test_notebooks_clean import ROOT
+from test_book_freshness import copy_project
 
 # the Makefile's variables naming the stamps of its installing targets
 STAMPS = ("STAMP", "NODE_STAMP", "OFFLINE_STAMP", "FONT_CSS")
@@ -29,12 +27,10 @@ echo "stand-in: passing $*"
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    copy = tmp_path_factory.mktemp("make-test") / "project"
-    shutil.copytree(ROOT, copy, ignore=COPY_IGNORE)      # copy2: the files keep their times
-    (copy / ".venv").symlink_to(ROOT / ".venv")
+    copy = copy_project(tmp_path_factory, "make-test", links=[".venv"])
     (copy / "stamps").mkdir()
     for name in STAMPS:
-        (copy / "stamps" / name).touch()                   # newer than every copied file
+        (copy / "stamps" / name).touch()    # newer than every copied file (they keep their times)
     stand_in = copy / "stand_in_pytest"
     stand_in.write_text(STAND_IN)
     stand_in.chmod(0o755)
