@@ -26,8 +26,8 @@ import numpy as np
 from .kinematics import joint_transforms
 from .model import (_real_array, batch_shape, check_body, check_forces, check_state, is_body,
                     neutral_q, without_gravity)
-from .spatial import (cross_force, cross_motion, inertia_params, mm, mm_flops, mtv, mv,
-                      plux, plux_parts, to_linear_angular)
+from .spatial import (cross3, cross_force, cross_motion, inertia_params, mm, mm_flops, mtv,
+                      mv, plux, plux_parts, to_linear_angular)
 
 __all__ = ["aba", "aba_flops", "aba_local_frame", "local_X", "local_C",
            "SingularArticulatedInertia", "Gear", "gear_matrix", "geared_q", "aba_geared",
@@ -146,8 +146,8 @@ def local_X(R, r):
 
 def local_C(w_a, r_ab, v_ab, w_ab):
     """Coriolis/centripetal term C_ab of eq. (9), in frame a's coordinates."""
-    return np.concatenate([(w_a @ r_ab) * w_a - (w_a @ w_a) * r_ab + 2 * np.cross(w_a, v_ab),
-                           np.cross(w_a, w_ab)])
+    return np.concatenate([(w_a @ r_ab) * w_a - (w_a @ w_a) * r_ab + 2 * cross3(w_a, v_ab),
+                           cross3(w_a, w_ab)])
 
 
 def aba_local_frame(model, q, qd, tau, f_ext=None, return_articulated=False):
@@ -185,7 +185,7 @@ def aba_local_frame(model, q, qd, tau, f_ext=None, return_articulated=False):
         w_p, w_j, w_c = V[p][3:], (local_X(R_pj, r_pj) @ V[p])[3:], V[c][3:]
         u = local_X(R_jj, None) @ V_jj               # joint velocity in plug axes
         Jdot_qd = local_X(R_jj.T, None) @ (
-            np.concatenate([np.cross(u[3:], u[:3]), np.zeros(3)]) + P(joint.cJ(q_c, qd_c)))
+            np.concatenate([cross3(u[3:], u[:3]), np.zeros(3)]) + P(joint.cJ(q_c, qd_c)))
         zero = np.zeros(3)
         C_hat[c] = X_cj_inv @ (local_X(R_jj, r_jj) @ local_X(R_pj, None) @ local_C(w_p, r_pj, zero, zero)
                                + local_X(R_jj, None) @ local_C(w_j, r_jj, V_jj[:3], V_jj[3:])
@@ -193,7 +193,7 @@ def aba_local_frame(model, q, qd, tau, f_ext=None, return_articulated=False):
             + X_cj @ Jdot_qd                                                       # (16)
         I_hat[c] = np.zeros((6, 6))                                                # (18)
         I_hat[c][:3, :3], I_hat[c][3:, 3:] = m[c] * np.eye(3), J_rot[c]
-        F_c = np.concatenate([zero, -np.cross(w_c, J_rot[c] @ w_c)])
+        F_c = np.concatenate([zero, -cross3(w_c, J_rot[c] @ w_c)])
         F_ext = 0 if f_ext is None else local_X(np.eye(3), -com[c]).T @ P(f_ext[c])
         Z_hat[c] = -(F_c + F_ext)                                                  # (19)
     D_inv, u_c = [None] * (N + 1), [None] * (N + 1)

@@ -38,9 +38,10 @@ from .aba import _impulse_response, aba, inter_body_inertia, theta_recursion
 from .crb import crba
 from .integrate import check_run_size, step_guard
 from .joints import Spherical, swing_twist_limit_violation
-from .kinematics import body_pose, forward_kinematics, point_jacobian, point_velocity
+from .kinematics import (_velocities, base_transforms, body_pose, forward_kinematics,
+                         point_jacobian, point_velocity)
 from .model import check_state, integrate_q, is_body
-from .spatial import inertia_params, quat_to_rot, skew
+from .spatial import cross3, inertia_params, quat_to_rot, skew
 
 __all__ = ["ContactImpulse", "contact_impulse", "joint_limit_impulse", "Contact",
            "ContactError", "LCPError", "LCPRayTermination", "ContactWarning", "delassus",
@@ -130,7 +131,7 @@ def _tangents(n):
     a = np.eye(3)[0] if abs(n[0]) < 0.9 else np.eye(3)[1]
     t1 = a - (a @ n) * n
     t1 /= np.linalg.norm(t1)
-    return np.column_stack([t1, np.cross(n, t1)])
+    return np.column_stack([t1, cross3(n, t1)])
 
 
 def _moves(model, i):
@@ -200,6 +201,11 @@ def _Phi(X0, body, p):
     return R @ np.hstack([-skew(p), np.eye(3)])
 
 
+def _sides_Phi(X0, cs):
+    """Per contact, its sides as (body, Φ, sign): Φ of each point once, at ``X0``."""
+    return [[(b, _Phi(X0, b, p), s) for b, p, s in c.sides] for c in cs]
+
+
 def delassus(model, q, contacts):
     """The Delassus operator K = J H⁻¹ Jᵀ (3m x 3m, world axes, contact by contact)
     built from seed 000 §2.8: block (k, l) = Σ s_a s_b Φ_a Λ_ab Φ_bᵀ over the bodies a of
@@ -207,18 +213,22 @@ def delassus(model, q, contacts):
     Λ_ab = ``inter_body_inertia(model, q, b, a)`` from one Θ recursion."""
     (q,) = check_state(model, q=q)
     cs = _check_contacts(model, contacts)
+    return _delassus(model, q, _sides_Phi(forward_kinematics(model, q), cs))
+
+
+def _delassus(model, q, sides):
+    """:func:`delassus` from the contacts' ``sides`` (:func:`_sides_Phi`)."""
     T_Theta = theta_recursion(model, q)
-    X0 = forward_kinematics(model, q)
     Lam = {}                                         # Λ_ab, once per pair of bodies
-    K = np.zeros((3 * len(cs), 3 * len(cs)))
-    for k, ck in enumerate(cs):
-        for l, cl in enumerate(cs[:k + 1]):
+    K = np.zeros((3 * len(sides), 3 * len(sides)))
+    for k, sides_k in enumerate(sides):
+        for l, sides_l in enumerate(sides[:k + 1]):
             block = np.zeros((3, 3))
-            for a, pa, sa in ck.sides:
-                for b, pb, sb in cl.sides:
+            for a, Phi_a, sa in sides_k:
+                for b, Phi_b, sb in sides_l:
                     if (a, b) not in Lam:
                         Lam[a, b] = inter_body_inertia(model, q, b, a, T_Theta)
-                    block += sa * sb * _Phi(X0, a, pa) @ Lam[a, b] @ _Phi(X0, b, pb).T
+                    block += sa * sb * Phi_a @ Lam[a, b] @ Phi_b.T
             K[3 * k:3 * k + 3, 3 * l:3 * l + 3] = block
             K[3 * l:3 * l + 3, 3 * k:3 * k + 3] = block.T           # K is symmetric
     return K
@@ -241,9 +251,17 @@ def delassus_dense(model, q, contacts):
 def contact_velocities(model, q, qd, contacts):
     """The contacts' relative point velocities (m x 3, world axes)."""
     q, qd = check_state(model, q=q, qd=qd)
-    return np.array([sum(s * point_velocity(model, q, qd, b, p, frame="world")
-                         for b, p, s in c.sides)
-                     for c in _check_contacts(model, contacts)])
+    Xup, v, _ = _velocities(model, q, qd)
+    return _contact_velocities(base_transforms(model, Xup), v,
+                               _check_contacts(model, contacts))
+
+
+def _contact_velocities(X0, v, cs):
+    """:func:`contact_velocities` from the base transforms and body velocities: each point's
+    velocity R (v_O + ω × p) (:func:`rbdlearn.point_velocity`), summed over its sides."""
+    def world(b, p):
+        return body_pose(X0[b])[0] @ (v[b][3:] + cross3(v[b][:3], p))
+    return np.array([sum(s * world(b, p) for b, p, s in c.sides) for c in cs])
 
 
 def friction_directions(d):
@@ -772,8 +790,11 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
         raise ContactError(f"Lemke solves the friction pyramid's LCP, not friction="
                            f"{friction!r}: use solver='pgs' for the cone")
     accept = _real(accept, "accept")
-    K = delassus(model, q, cs)                  # cs: checked once, not again inside
-    v = contact_velocities(model, q, qd, cs)
+    Xup, body_v, _ = _velocities(model, q, qd)       # one kinematic pass for K, v and Φᵀ P
+    X0 = base_transforms(model, Xup)
+    sides = _sides_Phi(X0, cs)
+    K = _delassus(model, q, sides)
+    v = _contact_velocities(X0, body_v, cs)
     labels = ", ".join(c.label for c in cs)
     if solver == "lemke":
         _check_mobility(K, cs)                  # (pgs checks it itself)
@@ -799,10 +820,10 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
             raise LCPError(message)
         if out["residual"] <= tol:              # (PGS has warned already otherwise)
             warnings.warn(message, ContactWarning, stacklevel=2)
-    f_ext, X0 = {}, forward_kinematics(model, q)
-    for c, Pk in zip(cs, P):
-        for b_, p, s in c.sides:
-            f_ext[b_] = f_ext.get(b_, 0.0) + s * _Phi(X0, b_, p).T @ Pk    # Φᵀ P
+    f_ext = {}
+    for sides_k, Pk in zip(sides, P):
+        for b_, Phi, s in sides_k:
+            f_ext[b_] = f_ext.get(b_, 0.0) + s * Phi.T @ Pk                # Φᵀ P
     dqd = _impulse_response(model, q, f_ext=f_ext)
     P_n = np.array([c.n @ Pk for c, Pk in zip(cs, P)])
     return ContactSolution(P, P_n, v, v + (K @ P.ravel()).reshape(-1, 3), dqd, solver,

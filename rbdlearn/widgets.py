@@ -36,7 +36,7 @@ from matplotlib.ticker import MaxNLocator
 from . import viz
 from .joints import zyx_angles  # re-exported: the chapter 2 notebooks call widgets.zyx_angles
 from .model import Model, planar_chain
-from .spatial import force_X, inv_X, mcI, plux, rotx
+from .spatial import cross3, force_X, inv_X, mcI, plux, rotx
 
 __all__ = ["precomputed", "plucker_explorer", "rnea_explorer", "constrained_motion_explorer",
            "with_payload", "plate_body", "hinge_S", "slider_S", "PLANE_S",
@@ -513,7 +513,7 @@ def draw_propagation(ax, arrow_scale=0.25):
         origin = (R_a @ r)[1:]
         frame_a((0, 0), theta_a)
         frame_b(origin, theta_a)          # b drawn at the instant its axes are a's (R_ab = 1)
-        parts = [v, (wa @ r) * wa - (wa @ wa) * r, 2 * np.cross(wa, v), C[:3]]
+        parts = [v, (wa @ r) * wa - (wa @ wa) * r, 2 * cross3(wa, v), C[:3]]
         for arrow, vec in zip(arrows, parts):
             arrow.set_offsets([origin])
             world = arrow_scale * (R_a @ vec)
