@@ -41,7 +41,7 @@ from .joints import Spherical, swing_twist_limit_violation
 from .kinematics import (_velocities, base_transforms, body_pose, forward_kinematics,
                          point_jacobian, point_velocity)
 from .model import check_state, integrate_q, is_body
-from .spatial import cross3, inertia_params, quat_to_rot, skew
+from .spatial import cross3, quat_to_rot, skew
 
 __all__ = ["ContactImpulse", "contact_impulse", "joint_limit_impulse", "Contact",
            "ContactError", "LCPError", "LCPRayTermination", "ContactWarning", "delassus",
@@ -49,6 +49,8 @@ __all__ = ["ContactImpulse", "contact_impulse", "joint_limit_impulse", "Contact"
            "LCPSolution", "lemke", "pgs", "ContactResiduals", "contact_residuals",
            "ContactSolution", "solve_contacts", "MU_LCP", "plane_contacts", "step",
            "ContactTrajectory", "simulate"]
+
+_EYE3 = np.eye(3)
 
 
 class ContactError(ValueError):
@@ -128,7 +130,7 @@ def _step_length(h):
 
 def _tangents(n):
     """Unit tangents (t1, t2) with (t1, t2, n) right-handed; t1 = x, t2 = y for n = z."""
-    a = np.eye(3)[0] if abs(n[0]) < 0.9 else np.eye(3)[1]
+    a = _EYE3[0] if abs(n[0]) < 0.9 else _EYE3[1]
     t1 = a - (a @ n) * n
     t1 /= np.linalg.norm(t1)
     return np.column_stack([t1, cross3(n, t1)])
@@ -177,7 +179,7 @@ def _check_contacts(model, contacts):
             where = f"{label}: body {body} ('{model.body_names[body]}')"
             if role == "other" and body == c.body:
                 raise ContactError(f"{where} touches itself: body and other must differ")
-            if inertia_params(model.I[body], allow_massless=True)[0] <= 0.0:
+            if model.I[body][5, 5] <= 0.0:                         # the body's mass
                 raise ContactError(f"{where} is massless: a contact needs a body with mass")
             if not _moves(model, body):
                 raise ContactError(f"{where} cannot move (every joint to the base is "
@@ -198,7 +200,7 @@ def _Phi(X0, body, p):
     """Φ = R [−p×  1] (3x6): body ``body``'s spatial velocity change → the point's
     velocity change in world axes; Φᵀ maps a point impulse to a spatial impulse."""
     R, _ = body_pose(X0[body])
-    return R @ np.hstack([-skew(p), np.eye(3)])
+    return R @ np.hstack([-skew(p), _EYE3])
 
 
 def _sides_Phi(X0, cs):
@@ -480,10 +482,12 @@ def lemke(M, b, max_pivots=None, what="LCP", tol=1e-9):
 
 def _unit_polygon(d):
     """The friction pyramid's polygon of radius 1: its vertices (``friction_directions``),
-    its edges and their outward normals (d x 2 each), built once per solve."""
+    its edges and their outward normals (d x 2 each), and each edge's line o·x = reach
+    (o its outward normal), built once per solve."""
     dirs = friction_directions(d)
     edges = np.roll(dirs, -1, axis=0) - dirs
-    return dirs, edges, np.column_stack([edges[:, 1], -edges[:, 0]])  # anticlockwise
+    outward = np.column_stack([edges[:, 1], -edges[:, 0]])            # anticlockwise
+    return dirs, edges, outward, np.einsum("ij,ij->i", outward, dirs)
 
 
 def _project(x, radius, polygon):
@@ -495,9 +499,10 @@ def _project(x, radius, polygon):
     if polygon is None:
         r = np.linalg.norm(x)
         return x if r <= radius else x * (radius / r)
-    V, edges, outward = radius * polygon[0], radius * polygon[1], polygon[2]
-    if np.all(np.einsum("ij,ij->i", outward, x - V) <= 0.0):
+    dirs, edges, outward, reach = polygon
+    if (outward @ x - radius * reach).max() <= 0.0:      # inside every edge's line
         return x
+    V, edges = radius * dirs, radius * edges
     s = np.clip(np.einsum("ij,ij->i", x - V, edges) / np.einsum("ij,ij->i", edges, edges),
                 0.0, 1.0)
     foot = V + s[:, None] * edges                              # nearest point per edge
@@ -548,8 +553,8 @@ def pgs(K, v, contacts, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000
         for k, c in enumerate(cs):                       # natural-map residual / V
             Pn, wn = c.n @ P[k], c.n @ vel[k] + phi[k]
             Pt = c.T.T @ P[k]
-            err_t = rt[k] * np.linalg.norm(Pt - _project(Pt - c.T.T @ vel[k] / rt[k],
-                                                         c.mu * Pn, polygon))
+            err_t = rt[k] * math.hypot(*(Pt - _project(Pt - c.T.T @ vel[k] / rt[k],
+                                                       c.mu * Pn, polygon)))
             errors[k] = max(abs(min(Knn[k] * Pn, wn)), err_t) / V
         if errors.max() <= tol:
             return P, float(errors.max()), it
