@@ -38,8 +38,8 @@ from .aba import _impulse_response, aba, inter_body_inertia, theta_recursion
 from .crb import crba
 from .integrate import check_run_size, step_guard
 from .joints import Spherical, swing_twist_limit_violation
-from .kinematics import (_velocities, base_transforms, body_pose, forward_kinematics,
-                         point_jacobian, point_velocity)
+from .kinematics import (_point_velocity, _velocities, base_transforms, body_pose,
+                         forward_kinematics, point_jacobian, point_velocity)
 from .model import check_state, integrate_q, is_body
 from .spatial import cross3, quat_to_rot, skew
 
@@ -259,11 +259,9 @@ def contact_velocities(model, q, qd, contacts):
 
 
 def _contact_velocities(X0, v, cs):
-    """:func:`contact_velocities` from the base transforms and body velocities: each point's
-    velocity R (v_O + ω × p) (:func:`rbdlearn.point_velocity`), summed over its sides."""
-    def world(b, p):
-        return body_pose(X0[b])[0] @ (v[b][3:] + cross3(v[b][:3], p))
-    return np.array([sum(s * world(b, p) for b, p, s in c.sides) for c in cs])
+    """:func:`contact_velocities` from the base transforms and body velocities at the state."""
+    return np.array([sum(s * _point_velocity(X0, v, b, p, "world") for b, p, s in c.sides)
+                     for c in cs])
 
 
 def friction_directions(d):

@@ -220,12 +220,15 @@ def point_velocity(model, q, qd, i, p, *, frame):
     p = _point_in(model, p)
     _check_frame(frame)
     q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
-    v = body_velocities(model, q, qd)[i]
-    vp = v[3:] + cross3(v[:3], p)
-    if frame == "local":
-        return vp
-    R, _ = body_pose(forward_kinematics(model, q)[i])
-    return R @ vp
+    X0 = forward_kinematics(model, q) if frame == "world" else None
+    return _point_velocity(X0, body_velocities(model, q, qd), i, p, frame)
+
+
+def _point_velocity(X0, v, i, p, frame):
+    """:func:`point_velocity` from the body velocities ``v`` at the state (and, for the
+    world frame, the base transforms ``X0``), for callers that have them: v_O + ω × p."""
+    vp = v[i][3:] + cross3(v[i][:3], p)
+    return vp if frame == "local" else body_pose(X0[i])[0] @ vp
 
 
 def jdot_qdot(model, q, qd, i, p=None, *, frame):
