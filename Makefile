@@ -29,6 +29,13 @@ help:
 # and compiling all of .venv at install time instead took 35 s of CPU).
 export PYTHONDONTWRITEBYTECODE =
 
+# Every process that make starts (tests, notebook kernels, the book build) uses one BLAS
+# thread: many of them share the cores, and rbdlearn's small matrices gain nothing from
+# more (importing rbdlearn leaves BLAS alone; rbdlearn.one_blas_thread() is the explicit
+# call that the timing cells and benchmarks/ make). Set it in the environment to override.
+OPENBLAS_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS
+
 # The interpreter is an order-only prerequisite: an existing .venv is reused, never recreated.
 # It is made without pip: installing pip into it took 5 of the 13 s of `make venv`.
 $(BIN)/python:

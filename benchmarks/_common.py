@@ -8,6 +8,8 @@ import numpy as np
 
 import rbdlearn as rbd
 
+rbd.one_blas_thread()   # every script times one thread of BLAS, as the book's timing cells do
+
 TARGET = 100.0          # rbdlearn may be at most this many times slower than Pinocchio
 EXPONENT = (0.8, 1.2)   # a "linear" algorithm: the fitted k of time ∝ N^k lies in this range
 

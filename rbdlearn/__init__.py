@@ -1,32 +1,31 @@
 """rbdlearn: rigid-body dynamics algorithms, written to be read.
 
 Spatial vectors are in Featherstone's [angular; linear] order throughout; see the
-book's conventions appendix. Public functions take the model first.
+book's conventions appendix. Public functions take the model first. Every error the
+package raises derives from :class:`RbdlearnError` (a ``ValueError``).
 
-Importing rbdlearn limits numpy's BLAS to one thread (see ``_one_blas_thread``).
+Importing rbdlearn changes nothing outside it: to time its algorithms, limit BLAS to one
+thread with :func:`one_blas_thread`, as the book's timing cells and ``benchmarks/`` do.
 """
 
-import os
 
-import numpy  # noqa: F401  (loads numpy's BLAS: threadpoolctl limits only loaded libraries)
-from threadpoolctl import threadpool_limits
+def one_blas_thread(threads=1):
+    """Limit numpy's BLAS to ``threads`` threads (default one) and return threadpoolctl's
+    limiter. Called once, the limit holds for the rest of the program; used as a context,
+    ``with rbd.one_blas_thread(): …``, it holds inside the block only.
 
+    rbdlearn's matrices are small (6×6 blocks, an inertia matrix of a few dozen joints):
+    there a multithreaded BLAS spends more time waking its threads than computing, and on
+    a busy machine a call can take many times longer than with one thread, so a measured
+    cost says nothing about the algorithm. The book's timing cells, the benchmarks and the
+    tests call this; importing rbdlearn does not."""
+    import numpy  # noqa: F401  (loads numpy's BLAS: threadpoolctl limits only loaded libraries)
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(threads, user_api="blas")
 
-def _one_blas_thread():
-    """The one place that sets how many threads BLAS uses, for the book, the tests and the
-    benchmarks alike (they all import rbdlearn). rbdlearn's matrices are small (6×6 blocks,
-    an inertia matrix of a few dozen joints): there, a multithreaded BLAS spends more time
-    waking its threads than computing, and on a busy machine a call can take many times
-    longer than with one thread: measured costs then say nothing about the algorithm.
-    Set RBDLEARN_BLAS_THREADS (a number, or "keep" to leave BLAS as it is) to change it."""
-    setting = os.environ.get("RBDLEARN_BLAS_THREADS", "1")
-    if setting != "keep":
-        threadpool_limits(int(setting), user_api="blas")
-
-
-_one_blas_thread()
 
 from . import joints, spatial, urdf
+from .errors import ArgumentTypeError, FrozenModelError, RbdlearnError, RobotNotFound
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
 from .kinematics import (body_accelerations, body_pose, body_velocities,
                          forward_kinematics, jacobian, jdot_qdot, point_jacobian,
@@ -43,5 +42,10 @@ from .integrate import Trajectory, energy, momentum, simulate
 from .contact import (Contact, contact_impulse, delassus, joint_limit_impulse, lemke, pgs,
                       solve_contacts)
 from . import closed_chains, constrained, contact   # Chapters 5, 4: forward_dynamics, simulate, … stay qualified
+from .aba import SingularArticulatedInertia
+from .closed_chains import LoopNotClosed, SingularClosure
+from .constrained import SingularContact
+from .contact import ContactError, ContactWarning, LCPError, LCPRayTermination
+from .urdf import URDFError
 
 __version__ = "0.1.0"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import RbdlearnError
 from .kinematics import joint_transforms
 from .model import (_real_array, batch_shape, check_body, check_forces, check_state, is_body,
                     neutral_q, without_gravity)
@@ -35,7 +36,7 @@ __all__ = ["aba", "aba_flops", "aba_local_frame", "local_X", "local_C",
            "theta_recursion_geared", "inter_body_inertia_geared"]
 
 
-class SingularArticulatedInertia(ValueError):
+class SingularArticulatedInertia(RbdlearnError):
     """D_i = S_iᵀ I^A_i S_i is singular: the subtree of that joint cannot resist its motion."""
 
 
@@ -254,7 +255,7 @@ class Gear:
     def __post_init__(self):
         for what, r in (("ratio", self.ratio), ("offset", self.offset)):
             if isinstance(r, bool) or not isinstance(r, numbers.Real) or not math.isfinite(r):
-                raise ValueError(f"gear {what} must be a finite real number, got {r!r}")
+                raise RbdlearnError(f"gear {what} must be a finite real number, got {r!r}")
 
 
 @dataclass
@@ -280,11 +281,11 @@ def _gear_body(model, ref):
     if isinstance(ref, str):
         if ref in model.names[1:]:
             return model.names.index(ref)
-        raise ValueError(f"gear names joint {ref!r}, which is not in the model")
+        raise RbdlearnError(f"gear names joint {ref!r}, which is not in the model")
     if is_body(model, ref):
         return int(ref)
-    raise ValueError(f"gear joint must be a joint name or a body index in 1..{model.N}, "
-                     f"got {ref!r}")
+    raise RbdlearnError(f"gear joint must be a joint name or a body index in 1..{model.N}, "
+                        f"got {ref!r}")
 
 
 def _gearing(model, gears):
@@ -293,19 +294,19 @@ def _gearing(model, gears):
     driver = {}                                          # driven body -> (driver, ratio)
     for gear in gears:
         if not isinstance(gear, Gear):
-            raise ValueError(f"gears must be Gear objects, got {gear!r}")
+            raise RbdlearnError(f"gears must be Gear objects, got {gear!r}")
         j, i = _gear_body(model, gear.driven), _gear_body(model, gear.driver)
         what = f"gear between joint '{names[i]}' and '{names[j]}'"
         if i == j:
-            raise ValueError(f"{what}: a joint cannot drive itself")
+            raise RbdlearnError(f"{what}: a joint cannot drive itself")
         for k in (i, j):
             if model.joints[k].nv != 1 or model.joints[k].nq != 1:
-                raise ValueError(f"{what}: joint '{names[k]}' is a "
-                                 f"{type(model.joints[k]).__name__} joint; gears couple "
-                                 f"1-DOF (revolute or prismatic) joints only")
+                raise RbdlearnError(f"{what}: joint '{names[k]}' is a "
+                                    f"{type(model.joints[k]).__name__} joint; gears couple "
+                                    f"1-DOF (revolute or prismatic) joints only")
         if j in driver:
-            raise ValueError(f"joint '{names[j]}' is driven by two gears (by "
-                             f"'{names[driver[j][0]]}' and '{names[i]}')")
+            raise RbdlearnError(f"joint '{names[j]}' is driven by two gears (by "
+                                f"'{names[driver[j][0]]}' and '{names[i]}')")
         driver[j] = (i, float(gear.ratio), float(gear.offset))
     far = next(((j, i) for j, (i, _, _) in driver.items()
                 if not (parent[j] == i or parent[i] == j or parent[i] == parent[j])), None)
@@ -317,7 +318,7 @@ def _gearing(model, gears):
             ratio, offset = ratio * r, offset + ratio * o
             if k in chain:
                 loop = " -> ".join(f"'{names[m]}'" for m in chain + [k])
-                raise ValueError(f"gears drive each other in a loop: {loop}")
+                raise RbdlearnError(f"gears drive each other in a loop: {loop}")
             chain.append(k)
         root[j], g[j], b[j] = k, ratio, offset
     members = {r: [m for m in range(1, N + 1) if root[m] == r]
@@ -363,8 +364,8 @@ def geared_q(model, gears, q_ind, q0=None):
 def _geared_q(model, gr, q_ind, q0):
     q_ind = np.asarray(q_ind, dtype=float)
     if q_ind.shape != (gr.nq,):
-        raise ValueError(f"q_ind has shape {q_ind.shape}, expected ({gr.nq},) (the q of "
-                         f"the joints no gear drives)")
+        raise RbdlearnError(f"q_ind has shape {q_ind.shape}, expected ({gr.nq},) (the q of "
+                            f"the joints no gear drives)")
     q0 = neutral_q(model) if q0 is None else check_state(model, q=q0)[0]
     q = np.empty(model.nq)
     for i in range(1, model.N + 1):
@@ -381,10 +382,11 @@ def _near_gearing(model, gears, who):
     gr = _gearing(model, gears)
     if gr.far:
         j, i = gr.far
-        raise ValueError(f"{who}: joint '{model.names[j]}' is geared to "
-                         f"'{model.names[i]}', which is not its parent, child or sibling "
-                         f"(seed 000 §2.6–2.7); solve the reduced equations "
-                         f"Gᵀ H G q̈_ind = Gᵀ (τ − C q̇ − g) with G = gear_matrix(model, gears)")
+        raise RbdlearnError(f"{who}: joint '{model.names[j]}' is geared to "
+                            f"'{model.names[i]}', which is not its parent, child or sibling "
+                            f"(seed 000 §2.6–2.7); solve the reduced equations "
+                            f"Gᵀ H G q̈_ind = Gᵀ (τ − C q̇ − g) with "
+                            f"G = gear_matrix(model, gears)")
     return gr
 
 
@@ -431,8 +433,8 @@ def aba_geared(model, gears, q_ind, qd_ind, tau_ind, f_ext=None, q0=None):
                                                             (tau_ind, "tau_ind")))
     for x, name in ((qd_ind, "qd_ind"), (tau_ind, "tau_ind")):
         if x.shape != (gr.nv,) or not np.all(np.isfinite(x)):
-            raise ValueError(f"{name} must be {gr.nv} finite numbers (one per independent "
-                             f"velocity), got shape {x.shape}")
+            raise RbdlearnError(f"{name} must be {gr.nv} finite numbers (one per independent "
+                                f"velocity), got shape {x.shape}")
     q, qd = _geared_q(model, gr, q_ind, q0), _gear_matrix(model, gr) @ qd_ind
     f_ext = check_forces(model, f_ext)
     N, parent = model.N, model.parent
@@ -609,7 +611,7 @@ def inter_body_inertia_geared(model, q, gears, i, j, theta=None):
     check_body(model, j)
     th = theta_recursion_geared(model, q, gears) if theta is None else theta
     if not isinstance(th, GearedTheta) or len(th.T) != model.N + 1:
-        raise ValueError("theta must be theta_recursion_geared(model, q, gears) of this model")
+        raise RbdlearnError("theta must be theta_recursion_geared(model, q, gears) of this model")
 
     def path(b):                                      # b, its reduced parent, …, 0 excluded
         out = []

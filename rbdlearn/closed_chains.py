@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .errors import RbdlearnError
 from .crb import crba
 from .integrate import Trajectory, rk4_step, time_grid
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, zyx_angles
@@ -54,11 +55,11 @@ __all__ = ["outward", "inward", "rnea_pointers", "SingularClosure", "LoopNotClos
            "Swing", "swing"]
 
 
-class SingularClosure(ValueError):
+class SingularClosure(RbdlearnError):
     """J_S is singular: the dependent joints θ_S cannot follow θ_G at this configuration."""
 
 
-class LoopNotClosed(ValueError):
+class LoopNotClosed(RbdlearnError):
     """The loops are not closed: Newton's method could not close them (``assemble``), or
     a configuration given to the dynamics leaves a loop open."""
 
@@ -121,25 +122,26 @@ class Mechanism:
         object.__setattr__(self, "loops", tuple(self.loops))
         model, names = self.model, [loop.name for loop in self.loops]
         if len(set(names)) != len(names):
-            raise ValueError(f"loop names must be distinct, got {names}")
+            raise RbdlearnError(f"loop names must be distinct, got {names}")
         virtuals = [loop.virtual for loop in self.loops]
         for loop in self.loops:
             k, what = loop.virtual, f"loop '{loop.name}'"
             if not is_body(model, k):
-                raise ValueError(f"{what}: virtual link {k!r} is not a body in 1..{model.N}")
+                raise RbdlearnError(f"{what}: virtual link {k!r} is not a body in 1..{model.N}")
             if not (isinstance(loop.real, (int, np.integer)) and 0 <= loop.real <= model.N):
-                raise ValueError(f"{what}: real link {loop.real!r} is not a body in 0..{model.N}")
+                raise RbdlearnError(f"{what}: real link {loop.real!r} is not a body in "
+                                    f"0..{model.N}")
             if loop.real in virtuals or loop.real == k:
-                raise ValueError(f"{what}: the real link must be a real body, got body "
-                                 f"{loop.real}")
+                raise RbdlearnError(f"{what}: the real link must be a real body, got body "
+                                    f"{loop.real}")
             if k in model.parent[1:]:
-                raise ValueError(f"{what}: virtual link '{model.body_names[k]}' has children; "
-                                 f"a virtual link must be an end link")
+                raise RbdlearnError(f"{what}: virtual link '{model.body_names[k]}' has children; "
+                                    f"a virtual link must be an end link")
             if np.any(np.asarray(model.I[k]) != 0):
-                raise ValueError(f"{what}: virtual link '{model.body_names[k]}' has mass or "
-                                 f"inertia; a virtual link carries kinematic parameters only")
+                raise RbdlearnError(f"{what}: virtual link '{model.body_names[k]}' has mass or "
+                                    f"inertia; a virtual link carries kinematic parameters only")
             if np.shape(loop.Xreal) != (6, 6):
-                raise ValueError(f"{what}: Xreal must be a 6x6 Plücker transform")
+                raise RbdlearnError(f"{what}: Xreal must be a 6x6 Plücker transform")
 
     @property
     def real(self):
@@ -154,7 +156,7 @@ class Mechanism:
         for loop in self.loops:
             if loop.name == name:
                 return loop
-        raise ValueError(f"no loop named {name!r}; loops: {[lp.name for lp in self.loops]}")
+        raise RbdlearnError(f"no loop named {name!r}; loops: {[lp.name for lp in self.loops]}")
 
 
 def _append_body(model, parent, joint, Xtree, name, joint_name):
@@ -174,7 +176,7 @@ def add_loop(mech, a, b, joint=None, Xa=None, Xb=None, name=None):
     N = mech.model.N
     for body, what in ((a, "a"), (b, "b")):
         if not (isinstance(body, (int, np.integer)) and 0 <= body <= N):
-            raise ValueError(f"body {what} = {body!r} is not a body in 0..{N}")
+            raise RbdlearnError(f"body {what} = {body!r} is not a body in 0..{N}")
     name = name or f"loop{len(mech.loops) + 1}"
     joint = Fixed() if joint is None else joint
     Xa = np.eye(6) if Xa is None else Xa
@@ -355,13 +357,13 @@ def choose_split(mech, q, independent=None, tol=1e-9):
     else:
         G = sorted(int(k) for k in independent)
         if len(set(G)) != len(G) or not all(0 <= k < model.nv for k in G):
-            raise ValueError(f"independent must be distinct velocity indices in "
-                             f"0..{model.nv - 1}, got {independent!r}")
+            raise RbdlearnError(f"independent must be distinct velocity indices in "
+                                f"0..{model.nv - 1}, got {independent!r}")
         m = model.nv - len(G)                                                      # (8)
         if m > JC.shape[0] or (m and np.linalg.matrix_rank(JC) > m):
-            raise ValueError(f"{len(G)} independent joint velocities given, but the "
-                             f"loops leave only N_F = N_J − m = {model.nv} − "
-                             f"{np.linalg.matrix_rank(JC)} degrees of freedom")
+            raise RbdlearnError(f"{len(G)} independent joint velocities given, but the "
+                                f"loops leave only N_F = N_J − m = {model.nv} − "
+                                f"{np.linalg.matrix_rank(JC)} degrees of freedom")
         rows = _pivots(JC.T, m)                                                    # (7)
         S = [k for k in range(model.nv) if k not in G]
     split = Split(tuple(rows), tuple(S), tuple(G))
@@ -468,7 +470,7 @@ def generalized_forces(mech, q, qd, qdd_G, f_ext=None, split=None, loop_tol=1e-6
     r = reduction(mech, q, qd, split)
     qdd_G = np.asarray(qdd_G, dtype=float)
     if qdd_G.shape != (r.split.NF,):
-        raise ValueError(f"qdd_G has shape {qdd_G.shape}, expected ({r.split.NF},) = (N_F,)")
+        raise RbdlearnError(f"qdd_G has shape {qdd_G.shape}, expected ({r.split.NF},) = (N_F,)")
     qdd = r.W @ qdd_G + _qdd_at_zero(r)                                        # (13)
     tau_O = rnea(mech.model, q, r.qd, qdd, f_ext)
     return r.W.T @ tau_O                                                        # (1)
@@ -480,12 +482,12 @@ def actuator_forces(S, tau_G, weights=None):
     S = np.asarray(S, dtype=float)
     w = np.ones(S.shape[0]) if weights is None else np.asarray(weights, dtype=float)
     if w.shape != (S.shape[0],) or np.any(w <= 0):
-        raise ValueError(f"weights must be {S.shape[0]} positive numbers, got {weights!r}")
+        raise RbdlearnError(f"weights must be {S.shape[0]} positive numbers, got {weights!r}")
     QiS = S / w[:, None]
     rank = np.linalg.matrix_rank(S.T @ QiS) if S.size else 0
     if rank < S.shape[1]:
-        raise ValueError(f"the actuated joints span only {rank} of the N_F = {S.shape[1]} "
-                         f"generalized forces: the mechanism is under-actuated")
+        raise RbdlearnError(f"the actuated joints span only {rank} of the N_F = {S.shape[1]} "
+                            f"generalized forces: the mechanism is under-actuated")
     return QiS @ np.linalg.solve(S.T @ QiS, tau_G)
 
 
@@ -695,7 +697,7 @@ def add_loop_at(mech, q, a, b, joint=None, Xb=None, name=None):
     (q,) = check_state(mech.model, q=q)
     for body, what in ((a, "a"), (b, "b")):
         if not (isinstance(body, (int, np.integer)) and 0 <= body <= mech.model.N):
-            raise ValueError(f"body {what} = {body!r} is not a body in 0..{mech.model.N}")
+            raise RbdlearnError(f"body {what} = {body!r} is not a body in 0..{mech.model.N}")
     X0 = forward_kinematics(mech.model, q)
     Xa = Xb @ X0[b] @ inv_X(X0[a])                       # b's frame seen from a: ᶠX_a
     return add_loop(mech, a, b, joint, Xa, Xb, name), np.concatenate([q, joint.neutral()])
@@ -760,7 +762,7 @@ def cut_joint(mech, q, qd, i):
     model = mech.model
     q, qd = check_state(model, q=q, qd=qd)
     if not is_body(model, i) or i in [lp.virtual for lp in mech.loops]:
-        raise ValueError(f"cut_joint needs a real body in 1..{model.N}, got {i!r}")
+        raise RbdlearnError(f"cut_joint needs a real body in 1..{model.N}, got {i!r}")
     E, p = plux_parts(forward_kinematics(model, q)[i])
     v_i = body_velocities(model, q, qd)[i]
     joints, Xtree, parent = list(model.joints), list(model.Xtree), list(model.parent)
@@ -813,8 +815,8 @@ def human_figure(height=1.75, mass=70.0, spherical=True, gravity=GRAVITY):
     the wrist, where loops to a bar attach."""
     H, M = float(height), float(mass)
     if not (H > 0 and M > 0):
-        raise ValueError(f"human_figure needs a positive height and mass, got {height!r}, "
-                         f"{mass!r}")
+        raise RbdlearnError(f"human_figure needs a positive height and mass, got {height!r}, "
+                            f"{mass!r}")
     w, d, h = _SHOULDERS * H, 0.1 * H, 0.45 * H
     m_t = _TRUNK_MASS * M
     trunk = mcI(m_t, np.array([0.0, 0.0, h / 2]),
@@ -871,7 +873,7 @@ def figure_q(fig, position, R_torso, shoulders_hips=None, bends=None):
     for what in (shoulders_hips, bends):
         unknown = set(what) - set(fig.limbs)
         if unknown:
-            raise ValueError(f"unknown limb(s) {sorted(unknown)}; limbs: {sorted(fig.limbs)}")
+            raise RbdlearnError(f"unknown limb(s) {sorted(unknown)}; limbs: {sorted(fig.limbs)}")
     q = [np.asarray(position, dtype=float), rot_to_quat(np.asarray(R_torso, dtype=float))]
     for limb, (upper, lower) in fig.limbs.items():
         R = np.asarray(shoulders_hips.get(limb, np.eye(3)), dtype=float)
@@ -974,8 +976,8 @@ def swing(fig, top=2.0, rod_mass=2.0, board=(3.0, 0.6, 0.25, 0.03), angle=0.6):
     contain the figure's free joint (§4.2)."""
     mb, length, depth, thick = (float(b) for b in board)
     if not (rod_mass > 0 and min(mb, length, depth, thick) > 0):
-        raise ValueError(f"swing needs a positive rod mass and board (mass, length, depth, "
-                         f"thickness), got {rod_mass!r}, {board!r}")
+        raise RbdlearnError(f"swing needs a positive rod mass and board (mass, length, depth, "
+                            f"thickness), got {rod_mass!r}, {board!r}")
     fm, H = fig.model, fig.height
     sit = {"l_leg": rotx(np.pi / 2), "r_leg": rotx(np.pi / 2)}
     bends = {"l_arm": np.pi / 2, "r_arm": np.pi / 2, "l_leg": -np.pi / 2, "r_leg": -np.pi / 2}
@@ -989,7 +991,8 @@ def swing(fig, top=2.0, rod_mass=2.0, board=(3.0, 0.6, 0.25, 0.03), angle=0.6):
     hand = {s: world(*fig.hands[s]) for s in ("left", "right")}
     y, seat = hand["left"][1], -0.04 * H              # the rods' plane; the board's top
     if not top > seat + 0.1:
-        raise ValueError(f"swing: the pivots (top = {top!r}) must be above the seat ({seat:.2f})")
+        raise RbdlearnError(f"swing: the pivots (top = {top!r}) must be above the "
+                            f"seat ({seat:.2f})")
     L = top - seat
     rod = segment_inertia(rod_mass, [0.0, 0.0, -L], 0.5, 12 ** -0.5, axial=0.01)
     slab = mcI(mb, np.array([0.0, 0.0, -thick / 2]),

@@ -30,6 +30,7 @@ from importlib import resources
 
 import numpy as np
 
+from .errors import RbdlearnError
 from . import integrate
 from .crb import crba
 from .joints import Revolute
@@ -45,7 +46,7 @@ __all__ = ["Surface", "floor", "sphere", "ConstrainedArm", "PlanarArmOnFloor",
            "paper_jacobians", "ConstrainedTrajectory", "simulate", "paper_values"]
 
 
-class SingularContact(ValueError):
+class SingularContact(RbdlearnError):
     """The normal force is undefined: A = 0 in A f_n = a − dᵀτ (eq. 21)."""
 
 
@@ -72,8 +73,8 @@ def sphere(center, radius):
     (A cylinder or circle for a planar arm: the same C restricted to its plane.)"""
     c = np.asarray(center, dtype=float)
     if c.shape != (3,) or not radius > 0:
-        raise ValueError(f"sphere needs a 3-vector center and radius > 0, "
-                         f"got {center!r}, {radius!r}")
+        raise RbdlearnError(f"sphere needs a 3-vector center and radius > 0, "
+                            f"got {center!r}, {radius!r}")
     return Surface(C=lambda r: ((r - c) @ (r - c) - radius ** 2) / 2, grad=lambda r: r - c,
                    grad_dot=lambda r, rd: rd, name=f"sphere |r - {c}| = {radius:g}")
 
@@ -99,22 +100,22 @@ class ConstrainedArm:
     def __post_init__(self):
         m = self.model
         if not isinstance(m, Model):
-            raise ValueError(f"model must be an rbdlearn Model, got {type(m).__name__}")
+            raise RbdlearnError(f"model must be an rbdlearn Model, got {type(m).__name__}")
         if not (isinstance(self.body, (int, np.integer)) and 1 <= self.body <= m.N):
-            raise ValueError(f"body must be an integer in 1..{m.N}, got {self.body!r}")
+            raise RbdlearnError(f"body must be an integer in 1..{m.N}, got {self.body!r}")
         point = np.asarray(self.point, dtype=float)
         if point.shape != (3,) or not np.all(np.isfinite(point)):
-            raise ValueError(f"point must be a finite 3-vector in body {self.body}'s "
-                             f"coordinates, got {self.point!r}")
+            raise RbdlearnError(f"point must be a finite 3-vector in body {self.body}'s "
+                                f"coordinates, got {self.point!r}")
         D = np.broadcast_to(np.asarray(self.damping, dtype=float), (m.nv,)).copy()
         if not np.all(np.isfinite(D)) or np.any(D < 0):
-            raise ValueError(f"damping must be finite and >= 0, got {self.damping!r}")
+            raise RbdlearnError(f"damping must be finite and >= 0, got {self.damping!r}")
         K = float(self.friction)
         if not (np.isfinite(K) and K >= 0):
-            raise ValueError(f"friction coefficient K must be finite and >= 0, got {K!r}")
+            raise RbdlearnError(f"friction coefficient K must be finite and >= 0, got {K!r}")
         alpha, beta = (float(x) for x in self.baumgarte)
         if not (alpha >= 0 and beta >= 0):
-            raise ValueError(f"baumgarte gains (α, β) must be >= 0, got {self.baumgarte!r}")
+            raise RbdlearnError(f"baumgarte gains (α, β) must be >= 0, got {self.baumgarte!r}")
         for name, value in [("point", point), ("damping", D), ("friction", K),
                             ("baumgarte", (alpha, beta)),
                             ("_no_gravity", without_gravity(m))]:
@@ -347,8 +348,8 @@ def paper_jacobians(model, q, qd, body, point):
     J, Jd = np.zeros((3, model.nv)), np.zeros((3, model.nv))
     for k in model.ancestors(body):
         if not isinstance(model.joints[k], Revolute):
-            raise ValueError(f"paper_jacobians handles revolute joints only; joint {k} "
-                             f"({model.names[k]}) is {type(model.joints[k]).__name__}")
+            raise RbdlearnError(f"paper_jacobians handles revolute joints only; joint {k} "
+                                f"({model.names[k]}) is {type(model.joints[k]).__name__}")
         R_k, p_k = body_pose(X0[k])
         z = R_k @ model.joints[k].axis                                # ⁰z_k (24)
         w = R_k @ v[k][:3]                                            # ⁰ω_k
@@ -415,9 +416,9 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
     equal but cheaper :func:`forward_dynamics_kkt`. Forces and accelerations are
     evaluated at every saved state. The initial state must satisfy C = 0 and Ċ = 0."""
     if not isinstance(system, ConstrainedArm):
-        raise ValueError(f"system must be a ConstrainedArm, got {type(system).__name__}")
+        raise RbdlearnError(f"system must be a ConstrainedArm, got {type(system).__name__}")
     if method not in ("ne", "kkt"):
-        raise ValueError(f"method must be 'ne' or 'kkt', got {method!r}")
+        raise RbdlearnError(f"method must be 'ne' or 'kkt', got {method!r}")
     model = system.model
     # the stored rows: t, q, q̇, q̈, f_n, f_t (3), the link forces (N x 3), r (3), C
     integrate.time_grid(t_end, dt, 1 + model.nq + 2 * model.nv + 1 + 3 + 3 * model.N + 3 + 1,
@@ -426,9 +427,9 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
     c0 = contact_state(system, q0, qd0)
     scale = np.linalg.norm(c0.grad)
     if abs(c0.C) > 1e-6 * scale or abs(c0.Cd) > 1e-6 * scale * (1 + np.linalg.norm(c0.rd)):
-        raise ValueError(f"the initial state is not on the surface: C = {c0.C:.3g}, "
-                         f"Ċ = {c0.Cd:.3g} at the hand r = {c0.r} ({system.surface.name}); "
-                         f"the constraint is kept at the acceleration level only")
+        raise RbdlearnError(f"the initial state is not on the surface: C = {c0.C:.3g}, "
+                            f"Ċ = {c0.Cd:.3g} at the hand r = {c0.r} ({system.surface.name}); "
+                            f"the constraint is kept at the acceleration level only")
     tau_of = tau if callable(tau) else (lambda t, q, qd: tau)
     solved = {}        # RK4's first stage at a saved state is that state's solve: kept
 
@@ -448,10 +449,10 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
                 fd = forward_dynamics(system, q, qd, tau)
                 qdd, f_n, c = fd.qdd, fd.f_n, fd.contact
         if not (np.isfinite(qdd).all() and np.isfinite(f_n)):
-            raise ValueError(f"constrained.simulate diverged at q = {q}: the accelerations "
-                             f"are no longer finite (a step dt = {dt} too large for the "
-                             f"damping, or friction K f_n with f_n < 0 pushing the hand "
-                             f"along its sliding direction)")
+            raise RbdlearnError(f"constrained.simulate diverged at q = {q}: the accelerations "
+                                f"are no longer finite (a step dt = {dt} too large for the "
+                                f"damping, or friction K f_n with f_n < 0 pushing the hand "
+                                f"along its sliding direction)")
         return qdd, f_n, c
 
     traj = integrate.simulate(model, q0, qd0, t_end, dt, tau=tau,

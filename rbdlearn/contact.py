@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .errors import RbdlearnError
 from .aba import _impulse_response, aba, inter_body_inertia, theta_recursion
 from .crb import crba
 from .integrate import check_run_size, step_guard
@@ -53,7 +54,7 @@ __all__ = ["ContactImpulse", "contact_impulse", "joint_limit_impulse", "Contact"
 _EYE3 = np.eye(3)
 
 
-class ContactError(ValueError):
+class ContactError(RbdlearnError):
     """A contact that the solvers cannot take; the message names the contact."""
 
 
@@ -655,11 +656,11 @@ def contact_impulse(model, q, qd, i, p, n=(0.0, 0.0, 1.0), e=0.0, mu=0.0):
     (q, qd) = check_state(model, q=q, qd=qd)
     n = np.asarray(n, dtype=float)
     if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-12:
-        raise ValueError(f"contact normal must be a finite non-zero 3-vector, got {n!r}")
+        raise RbdlearnError(f"contact normal must be a finite non-zero 3-vector, got {n!r}")
     n = n / np.linalg.norm(n)
     for val, name, hi in ((e, "restitution e", 1.0), (mu, "friction mu", np.inf)):
         if not (isinstance(val, numbers.Real) and 0.0 <= val <= hi):
-            raise ValueError(f"{name} must be a number in [0, {hi}], got {val!r}")
+            raise RbdlearnError(f"{name} must be a number in [0, {hi}], got {val!r}")
     v = point_velocity(model, q, qd, i, p, frame="world")
     Phi = _Phi(forward_kinematics(model, q), i, np.asarray(p, dtype=float))
     K = Phi @ inter_body_inertia(model, q, i, i) @ Phi.T
@@ -667,8 +668,8 @@ def contact_impulse(model, q, qd, i, p, n=(0.0, 0.0, 1.0), e=0.0, mu=0.0):
     if vn >= 0.0:
         return ContactImpulse(np.zeros(3), np.zeros(model.nv), v, v.copy(), K, "none")
     if n @ K @ n < 1e-12 * np.trace(K):
-        raise ValueError(f"body {i} (joint '{model.names[i]}'): the contact point cannot "
-                         f"move along the normal, so no impulse can stop it")
+        raise RbdlearnError(f"body {i} (joint '{model.names[i]}'): the contact point cannot "
+                            f"move along the normal, so no impulse can stop it")
     mode = "normal"
     if mu > 0.0:
         P = np.linalg.lstsq(K, -e * vn * n - v, rcond=None)[0]           # stick
@@ -681,8 +682,8 @@ def contact_impulse(model, q, qd, i, p, n=(0.0, 0.0, 1.0), e=0.0, mu=0.0):
             d = d / np.linalg.norm(d) if np.linalg.norm(d) > 0 else d
             dirn = n - mu * d
             if n @ K @ dirn <= 0.0:
-                raise ValueError("sliding impact: the friction impulse would drive the "
-                                 "point into the ground (a Painlevé-type case)")
+                raise RbdlearnError("sliding impact: the friction impulse would drive the "
+                                    "point into the ground (a Painlevé-type case)")
             P, mode = -(1.0 + e) * vn / (n @ K @ dirn) * dirn, "slide"
     if mode == "normal":
         P = -(1.0 + e) * vn / (n @ K @ n) * n
@@ -706,10 +707,10 @@ def joint_limit_impulse(model, q, qd, i, swing_max, twist_max=math.pi, e=0.0):
     """
     (q, qd) = check_state(model, q=q, qd=qd)
     if not (is_body(model, i) and isinstance(model.joints[i], Spherical)):
-        raise ValueError(f"joint_limit_impulse needs the body index of a spherical joint, "
-                         f"got {i!r}")
+        raise RbdlearnError(f"joint_limit_impulse needs the body index of a spherical joint, "
+                            f"got {i!r}")
     if not (isinstance(e, numbers.Real) and 0.0 <= e <= 1.0):
-        raise ValueError(f"restitution e must be a number in [0, 1], got {e!r}")
+        raise RbdlearnError(f"restitution e must be a number in [0, 1], got {e!r}")
     qi = q[model.q_slices[i]]
     g, G = swing_twist_limit_violation(quat_to_rot(qi), swing_max, twist_max)
     J = np.zeros((2, model.nv))
@@ -734,7 +735,7 @@ def joint_limit_impulse(model, q, qd, i, swing_max, twist_max=math.pi, e=0.0):
             lam = lam_s
             break
     if lam is None:
-        raise ValueError(f"joint '{model.names[i]}': the limit LCP has no solution")
+        raise RbdlearnError(f"joint '{model.names[i]}': the limit LCP has no solution")
     return lam, -Y @ lam
 
 

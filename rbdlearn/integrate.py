@@ -67,6 +67,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import RbdlearnError
 from .aba import SingularArticulatedInertia, aba
 from .crb import _singular_H, crba
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical
@@ -105,9 +106,9 @@ class Trajectory:
         q, qd = arrays["q"], arrays["qd"]
         if n < 0 or q.ndim < 2 or q.ndim != qd.ndim or q.shape[0] != n or \
                 qd.shape[0] != n or q.shape[1:-1] != qd.shape[1:-1]:
-            raise ValueError(f"Trajectory needs t (n,), q (n, nq), qd (n, nv) (or, for a "
-                             f"batch, q (n, ..., nq), qd (n, ..., nv)); got shapes "
-                             f"{arrays['t'].shape}, {arrays['q'].shape}, {arrays['qd'].shape}")
+            raise RbdlearnError(f"Trajectory needs t (n,), q (n, nq), qd (n, nv) (or, for a "
+                                f"batch, q (n, ..., nq), qd (n, ..., nv)); got shapes "
+                                f"{arrays['t'].shape}, {arrays['q'].shape}, {arrays['qd'].shape}")
         for k, a in arrays.items():
             a.setflags(write=False)
             object.__setattr__(self, k, a)
@@ -133,7 +134,7 @@ def _joint_forces(model, tau):
         try:
             return check_state(model, batch=np.ndim(q) > 1, tau=tau(t, q, qd))[0]
         except ValueError as e:
-            raise ValueError(f"tau(t, q, qd) at t = {t:.6g}: {e}") from None
+            raise RbdlearnError(f"tau(t, q, qd) at t = {t:.6g}: {e}") from None
     return checked
 
 
@@ -141,10 +142,10 @@ def _positive_time(x, name, allow_zero):
     try:
         x = float(x)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {x!r}") from None
+        raise RbdlearnError(f"{name} must be a real number, got {x!r}") from None
     if not math.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
         need = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {need}, got {x!r}")
+        raise RbdlearnError(f"{name} must be finite and {need}, got {x!r}")
     return x
 
 
@@ -171,14 +172,14 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     an error that says in which step (:func:`step_guard`).
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise RbdlearnError(f"method must be one of {METHODS}, got {method!r}")
     if not callable(forward):
-        raise ValueError(f"forward must be a function (model, q, qd, tau), got {forward!r}")
+        raise RbdlearnError(f"forward must be a function (model, q, qd, tau), got {forward!r}")
     _steps(t_end, dt)                                      # check the times first
     try:
         q, qd = check_state(model, batch=True, q=q0, qd=qd0)
     except ValueError as e:
-        raise ValueError(f"initial state (q0, qd0): {e}") from None
+        raise RbdlearnError(f"initial state (q0, qd0): {e}") from None
     batch = batch_shape(q, qd)
     q, qd = np.broadcast_to(q, batch + q.shape[-1:]), np.broadcast_to(qd, batch + qd.shape[-1:])
     tau_of = _joint_forces(model, tau)
@@ -191,10 +192,10 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
         kwargs = {} if f_ext_of is None else {"f_ext": f_ext_of(t, q, qd)}
         qdd = np.asarray(forward(model, q, qd, tau_of(t, q, qd), **kwargs), dtype=float)
         if qdd.shape != batch + (nv,) or not np.isfinite(qdd).all():
-            raise ValueError(f"forward dynamics at t = {t:.6g} returned {qdd!r}, "
-                             f"expected {nv} finite accelerations (at |q̇| = "
-                             f"{np.linalg.norm(qd):.3g}; if the motion diverged, try a "
-                             f"smaller dt)")
+            raise RbdlearnError(f"forward dynamics at t = {t:.6g} returned {qdd!r}, "
+                                f"expected {nv} finite accelerations (at |q̇| = "
+                                f"{np.linalg.norm(qd):.3g}; if the motion diverged, try a "
+                                f"smaller dt)")
         return np.concatenate([qd, qdd], axis=-1)
 
     def semi_implicit_euler(t, x, h):
@@ -207,13 +208,13 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
     t = time_grid(t_end, dt, 1 + math.prod(batch) * (model.nq + nv), "simulate")
     if method == "variational":
         if forward is not aba:
-            raise ValueError("method='variational' does not use forward dynamics: it "
-                             "steps the discrete Euler–Lagrange equations (VI-5, VI-6); "
-                             "leave forward at its default")
+            raise RbdlearnError("method='variational' does not use forward dynamics: it "
+                                "steps the discrete Euler–Lagrange equations (VI-5, VI-6); "
+                                "leave forward at its default")
         if batch:
-            raise ValueError(f"method='variational' takes one initial state, got a batch "
-                             f"of shape {batch}: simulate each state on its own, or use "
-                             f"method='rk4' for the batch")
+            raise RbdlearnError(f"method='variational' takes one initial state, got a batch "
+                                f"of shape {batch}: simulate each state on its own, or use "
+                                f"method='rk4' for the batch")
         return _simulate_variational(model, q, qd, t, tau_of, f_ext_of)
     step = rk4 if method == "rk4" else semi_implicit_euler
     Q, QD = np.empty((len(t),) + batch + (model.nq,)), np.empty((len(t),) + batch + (nv,))
@@ -237,7 +238,7 @@ def step_guard(model, t0, t1, qd, invalid=False, step="dt"):
         with np.errstate(over="raise", invalid="raise" if invalid else None):
             yield
     except (FloatingPointError, OverflowError):
-        raise ValueError(
+        raise RbdlearnError(
             f"simulate diverged between t = {t0:.6g} and {t1:.6g}: the state overflowed "
             f"(|q̇| = {np.linalg.norm(qd):.3g} before the step); try a smaller {step}, or "
             f"check the torques and forces for energy fed in") from None
@@ -264,7 +265,7 @@ def check_run_size(n_steps, numbers_per_state, what, how=""):
     more than :data:`MAX_TRAJECTORY_BYTES`: a ValueError stating the steps and the memory."""
     need = (n_steps + 1) * numbers_per_state * 8
     if need > MAX_TRAJECTORY_BYTES:
-        raise ValueError(
+        raise RbdlearnError(
             f"{what}: {n_steps:.4g} steps{how} would store {n_steps + 1:.4g} states of "
             f"{numbers_per_state} numbers, {need / 2**30:.4g} GiB, more than the "
             f"{MAX_TRAJECTORY_BYTES / 2**30:g} GiB of integrate.MAX_TRAJECTORY_BYTES; take "
@@ -355,8 +356,8 @@ def energy(model, q, qd):
     (a stored trajectory, say), one call gives the energies (...)."""
     g = np.asarray(model.gravity, dtype=float)
     if np.any(g[:3] != 0):
-        raise ValueError(f"energy needs a uniform gravity field: model.gravity {g} has a "
-                         f"non-zero angular part")
+        raise RbdlearnError(f"energy needs a uniform gravity field: model.gravity {g} has a "
+                            f"non-zero angular part")
     q, qd = check_state(model, batch=True, q=q, qd=qd)
     X0 = forward_kinematics(model, q)                  # stacked (N+1, ..., 6, 6)
     v = body_velocities(model, q, qd)                  # stacked (N+1, ..., 6)
@@ -444,8 +445,8 @@ def right_jacobian(joint, phi, inverse=False):
         return np.block([[J, np.zeros((3, 3))], [-J @ Q @ J if inverse else Q, J]])
     if isinstance(joint, (Revolute, Prismatic, Fixed)):
         return np.eye(joint.nv)
-    raise ValueError(f"right_jacobian: no Lie-group Jacobian for a "
-                     f"{type(joint).__name__} joint (its S depends on q)")
+    raise RbdlearnError(f"right_jacobian: no Lie-group Jacobian for a "
+                        f"{type(joint).__name__} joint (its S depends on q)")
 
 
 def _jacobian_inv_T(model, phi, x, left):
@@ -461,7 +462,7 @@ def _check_variational(model):
     """The variational step needs joints whose S is constant (the Lie-group joints)."""
     for i in range(1, model.N + 1):
         if not isinstance(model.joints[i], (Revolute, Prismatic, Spherical, Free, Fixed)):
-            raise ValueError(
+            raise RbdlearnError(
                 f"method='variational' does not support joint '{model.names[i]}' "
                 f"({type(model.joints[i]).__name__}): its motion subspace S depends on q, "
                 f"which (VI-4) leaves out; use Spherical (a quaternion) instead")
@@ -534,6 +535,6 @@ def _variational_step(model, q, p, h, force, H, g, t, xi, max_iter=50, tol=1e-13
             P = _jacobian_inv_T(model, h * xi, M, left=False) + h / 2 * (dT_next - g_next)
             return q_next, xi, P, g_next                                        # (VI-6)
         xi = xi + step
-    raise ValueError(f"the variational step at t = {t:.6g} did not converge in {max_iter} "
-                     f"quasi-Newton iterations (last correction {np.abs(step).max():.3g} "
-                     f"for |ξ| = {np.abs(xi).max():.3g}); try a smaller dt")
+    raise RbdlearnError(f"the variational step at t = {t:.6g} did not converge in {max_iter} "
+                        f"quasi-Newton iterations (last correction {np.abs(step).max():.3g} "
+                        f"for |ξ| = {np.abs(xi).max():.3g}); try a smaller dt")

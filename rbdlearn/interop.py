@@ -13,8 +13,9 @@ frame named after ``model.body_names[i]``.
 
 import numpy as np
 
+from .errors import ArgumentTypeError, RbdlearnError
 from .joints import UNIT_TOL, Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
-from .model import ArgumentTypeError, Model, _real_array, check_forces, check_state
+from .model import Model, _real_array, check_forces, check_state
 from .spatial import inertia_params, mcI, plux, plux_parts, to_angular_linear, to_linear_angular
 
 __all__ = ["to_pinocchio", "from_pinocchio", "se3_from_X", "inertia_to_pin", "q_to_pin",
@@ -55,10 +56,10 @@ def inertia_to_pin(I, where="spatial inertia"):
             Ic = (V * np.maximum(lam, 0.0)) @ V.T     # whose diagonal Σ V² λ is ≥ 0 exactly
             Ic = (Ic + Ic.T) / 2
         elif np.diag(Ic).min() < 0:
-            raise ValueError(f"{where}: the rotational inertia about the centre of mass has "
-                             f"principal moments {lam}, negative beyond round-off "
-                             f"({roundoff:.2g}), and a negative diagonal entry "
-                             f"({np.diag(Ic)}), which Pinocchio refuses")
+            raise RbdlearnError(f"{where}: the rotational inertia about the centre of mass has "
+                                f"principal moments {lam}, negative beyond round-off "
+                                f"({roundoff:.2g}), and a negative diagonal entry "
+                                f"({np.diag(Ic)}), which Pinocchio refuses")
     return _pin().Inertia(m, c, Ic)
 
 
@@ -80,7 +81,7 @@ def _joint_model(joint):
         return pin.JointModelSphericalZYX()
     if isinstance(joint, Free):
         return pin.JointModelFreeFlyer()
-    raise ValueError(f"no Pinocchio joint for {type(joint).__name__}")
+    raise RbdlearnError(f"no Pinocchio joint for {type(joint).__name__}")
 
 
 def _depth_first(model):
@@ -156,9 +157,9 @@ def _joint_from_pin(jm, name):
     simple = {"Spherical": Spherical, "SphericalZYX": SphericalZYX, "FreeFlyer": Free}
     if kind in simple:
         return simple[kind]()
-    raise ValueError(f"from_pinocchio: joint '{name}' is a Pinocchio {jm.shortname()}, which "
-                     f"rbdlearn has no joint for (it has revolute, prismatic, spherical, "
-                     f"spherical ZYX and free joints)")
+    raise RbdlearnError(f"from_pinocchio: joint '{name}' is a Pinocchio {jm.shortname()}, which "
+                        f"rbdlearn has no joint for (it has revolute, prismatic, spherical, "
+                        f"spherical ZYX and free joints)")
 
 
 def from_pinocchio(pmodel, physical=True):
@@ -203,10 +204,10 @@ def _blocks(model, pmodel):
         if j.nv == 0:
             continue
         if not pmodel.existJointName(model.names[i]):
-            raise ValueError(f"Pinocchio model has no joint named '{model.names[i]}'")
+            raise RbdlearnError(f"Pinocchio model has no joint named '{model.names[i]}'")
         pj = pmodel.joints[pmodel.getJointId(model.names[i])]
         if pj.nv != j.nv:
-            raise ValueError(f"joint '{model.names[i]}': nv {j.nv} here, {pj.nv} in Pinocchio")
+            raise RbdlearnError(f"joint '{model.names[i]}': nv {j.nv} here, {pj.nv} in Pinocchio")
         out.append((j, model.q_slices[i], model.v_slices[i], pj.idx_q, pj.idx_v, pj.nq,
                     model.names[i]))
     return out
@@ -216,10 +217,10 @@ def _pin_vector(x, n, name, what):
     """``x`` (Pinocchio's layout) as n finite floats; ValueError naming ``name`` otherwise."""
     a = _real_array(x, name)
     if a.shape != (n,):
-        raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = ({what},)")
+        raise RbdlearnError(f"{name} has shape {a.shape}, expected ({n},) = ({what},)")
     if not np.all(np.isfinite(a)):
         k = int(np.argmax(~np.isfinite(a)))
-        raise ValueError(f"{name}[{k}] is {a[k]}")
+        raise RbdlearnError(f"{name}[{k}] is {a[k]}")
     return a
 
 
@@ -230,8 +231,8 @@ def _q_block(j, qi, pnq, to_pin, name=None):
                 return np.array([np.cos(qi[0]), np.sin(qi[0])])
             n = np.hypot(qi[0], qi[1])
             if abs(n - 1.0) > UNIT_TOL:
-                raise ValueError(f"qp of joint '{name}' (Pinocchio's unbounded revolute, "
-                                 f"(cos θ, sin θ)) is not a unit vector: norm {n:.9g}")
+                raise RbdlearnError(f"qp of joint '{name}' (Pinocchio's unbounded revolute, "
+                                    f"(cos θ, sin θ)) is not a unit vector: norm {n:.9g}")
             return np.array([np.arctan2(qi[1], qi[0])])
         return qi
     if isinstance(j, SphericalZYX):
@@ -264,7 +265,7 @@ def q_from_pin(model, pmodel, qp):
     try:
         return check_state(model, q=q)[0]
     except ValueError as e:
-        raise ValueError(f"qp, Pinocchio's configuration: {e}") from None
+        raise RbdlearnError(f"qp, Pinocchio's configuration: {e}") from None
 
 
 def _v_convert(model, pmodel, v, to_pin):
@@ -297,9 +298,9 @@ def H_from_pin(model, pmodel, Hp):
     _check_pmodel(pmodel)
     Hp = _real_array(Hp, "Hp")
     if Hp.shape != (pmodel.nv, pmodel.nv) or not np.all(np.isfinite(Hp)):
-        raise ValueError(f"Hp must be pmodel.nv x pmodel.nv = {pmodel.nv} x {pmodel.nv} "
-                         f"finite numbers, got shape {Hp.shape}"
-                         + ("" if Hp.shape != (pmodel.nv, pmodel.nv) else " with NaN or inf"))
+        raise RbdlearnError(f"Hp must be pmodel.nv x pmodel.nv = {pmodel.nv} x {pmodel.nv} "
+                            f"finite numbers, got shape {Hp.shape}"
+                            + ("" if Hp.shape != (pmodel.nv, pmodel.nv) else " with NaN or inf"))
     Hp = np.triu(Hp) + np.triu(Hp, 1).T
     P = np.zeros((model.nv, pmodel.nv))
     for k, e in enumerate(np.eye(pmodel.nv)):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import RbdlearnError
 from .spatial import (_assemble, _scalars, cos_sin, exp_so3, mv, plux, quat_exp,
                       quat_mul, quat_to_rot, rotx, roty, rotz, skew)
 
@@ -56,7 +57,7 @@ def _unit_axis(axis, kind):
     a = np.asarray(axis, dtype=float)
     n = np.linalg.norm(a) if a.shape == (3,) else 0.0
     if not np.isfinite(n) or n < 1e-12:
-        raise ValueError(f"{kind} joint axis must be a finite non-zero 3-vector, got {axis!r}")
+        raise RbdlearnError(f"{kind} joint axis must be a finite non-zero 3-vector, got {axis!r}")
     return _frozen(a / n)
 
 
@@ -66,14 +67,14 @@ def _check_unit_quat(quat, what):
     if quat.ndim == 1:
         n = math.sqrt(float(quat.dot(quat)))
         if abs(n - 1.0) > UNIT_TOL:
-            raise ValueError(f"{what} is not a unit quaternion (w, x, y, z): norm {n:.9g}")
+            raise RbdlearnError(f"{what} is not a unit quaternion (w, x, y, z): norm {n:.9g}")
         return
     n = np.sqrt(np.sum(quat * quat, axis=-1))                   # a batch: every state
     bad = np.argwhere(np.abs(n - 1.0) > UNIT_TOL)
     if len(bad):
         k = tuple(int(b) for b in bad[0])
-        raise ValueError(f"{what} of state {k} is not a unit quaternion (w, x, y, z): "
-                         f"norm {n[k]:.9g}")
+        raise RbdlearnError(f"{what} of state {k} is not a unit quaternion (w, x, y, z): "
+                            f"norm {n[k]:.9g}")
 
 
 def _exact(*arrays):
@@ -346,11 +347,11 @@ ROT_TOL = 1e-6
 def _check_rotation(R, what="R"):
     R = np.asarray(R, dtype=float)
     if R.shape != (3, 3) or not np.all(np.isfinite(R)):
-        raise ValueError(f"{what} must be a finite 3x3 rotation matrix, got {R!r}")
+        raise RbdlearnError(f"{what} must be a finite 3x3 rotation matrix, got {R!r}")
     err = np.abs(R @ R.T - np.eye(3)).max()
     if err > ROT_TOL or np.linalg.det(R) < 0:
-        raise ValueError(f"{what} is not a rotation matrix (max |R Rᵀ − 1| = {err:.3g}, "
-                         f"det = {np.linalg.det(R):.6g})")
+        raise RbdlearnError(f"{what} is not a rotation matrix (max |R Rᵀ − 1| = {err:.3g}, "
+                            f"det = {np.linalg.det(R):.6g})")
     return R
 
 
@@ -358,8 +359,8 @@ def _twist_cos_sin(R):
     """(1 + R_zz)·(cos θ_twist, sin θ_twist), eq. (ST-3), refusing θ_swing = π."""
     c, s = R[0, 0] + R[1, 1], R[1, 0] - R[0, 1]
     if 1.0 + R[2, 2] < 1e-12:
-        raise ValueError("swing angle is π (the plug's z axis points opposite the socket's): "
-                         "the twist angle is undefined there")
+        raise RbdlearnError("swing angle is π (the plug's z axis points opposite the socket's): "
+                            "the twist angle is undefined there")
     return c, s
 
 
@@ -404,9 +405,9 @@ def swing_twist_limit_violation(R, swing_max, twist_max=math.pi):
     """
     R = _check_rotation(R)
     if not 0 < swing_max < math.pi:
-        raise ValueError(f"swing_max must lie in (0, π), got {swing_max!r}")
+        raise RbdlearnError(f"swing_max must lie in (0, π), got {swing_max!r}")
     if not 0 <= twist_max <= math.pi:
-        raise ValueError(f"twist_max must lie in [0, π], got {twist_max!r}")
+        raise RbdlearnError(f"twist_max must lie in [0, π], got {twist_max!r}")
     swing, twist = swing_twist(R)
     c, s = _twist_cos_sin(R)
     G = np.zeros((2, 6))

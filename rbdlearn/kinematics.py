@@ -22,6 +22,7 @@ coordinates, and the inertias stacked (``crba``, ``closed_chains.loop_jacobian``
 
 import numpy as np
 
+from .errors import RbdlearnError
 from .model import batch_shape, check_body, check_state
 from .spatial import cross3, cross_motion, inv_X, mm, mtv, mv, plux_parts, skew
 
@@ -168,7 +169,7 @@ def body_accelerations(model, q, qd, qdd):
 
 def _check_frame(frame):
     if frame not in _FRAMES:
-        raise ValueError(f"frame must be one of {_FRAMES}, got {frame!r}")
+        raise RbdlearnError(f"frame must be one of {_FRAMES}, got {frame!r}")
 
 
 def jacobian(model, q, i, *, frame):
@@ -195,7 +196,7 @@ def _jacobian(model, q, X0, i, frame):
 def _point_in(model, p):
     p = np.asarray(p, dtype=float)
     if p.shape != (3,) or not np.all(np.isfinite(p)):
-        raise ValueError(f"point must be a finite 3-vector in body coordinates, got {p!r}")
+        raise RbdlearnError(f"point must be a finite 3-vector in body coordinates, got {p!r}")
     return p
 
 

@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import ArgumentTypeError, FrozenModelError, RbdlearnError
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX, _frozen
 from .spatial import exp_so3, mcI, plux, plux_parts
 
-__all__ = ["Model", "Pointers", "pointers", "ArgumentTypeError", "check_flag", "check_inertia",
+__all__ = ["Model", "Pointers", "pointers", "check_flag", "check_inertia",
            "check_state", "batch_shape",
            "neutral_q", "random_q", "integrate_q", "without_gravity",
            "planar_chain", "random_tree", "floating_base", "GRAVITY"]
@@ -36,12 +37,6 @@ _JOINT_TYPES = (Revolute, Prismatic, Spherical, SphericalZYX, Free, Fixed)
 
 def _numeric(a):
     return np.asarray(a).dtype != object
-
-
-class ArgumentTypeError(TypeError, ValueError):
-    """An argument of the wrong type (a string for a flag, a set for a mapping, a Pinocchio
-    model for an rbdlearn one): a ``TypeError``, and a ``ValueError`` like every other
-    error of rbdlearn about bad input."""
 
 
 def check_flag(value, name):
@@ -62,26 +57,27 @@ def check_inertia(I, where, tol=1e-9, physical=True):
     """
     I = np.asarray(I)
     if I.shape != (6, 6):
-        raise ValueError(f"{where}: spatial inertia must be 6x6, got shape {I.shape}")
+        raise RbdlearnError(f"{where}: spatial inertia must be 6x6, got shape {I.shape}")
     if not _numeric(I):
         return
     I = I.astype(float)
     if not np.all(np.isfinite(I)):
-        raise ValueError(f"{where}: spatial inertia contains NaN or inf")
+        raise RbdlearnError(f"{where}: spatial inertia contains NaN or inf")
     scale = max(1.0, np.abs(I).max())
     if np.abs(I - I.T).max() > tol * scale:
-        raise ValueError(f"{where}: spatial inertia is not symmetric")
+        raise RbdlearnError(f"{where}: spatial inertia is not symmetric")
     m = I[5, 5]
     if m < 0:
-        raise ValueError(f"{where}: negative mass {m:g}")
+        raise RbdlearnError(f"{where}: negative mass {m:g}")
     if np.abs(I[3:, 3:] - m * np.eye(3)).max() > tol * scale:
-        raise ValueError(f"{where}: lower-right block of the spatial inertia must be m·1")
+        raise RbdlearnError(f"{where}: lower-right block of the spatial inertia must be m·1")
     h = I[:3, 3:]          # m c×
     if np.abs(h + h.T).max() > tol * scale:
-        raise ValueError(f"{where}: upper-right block of the spatial inertia must be m c× (skew)")
+        raise RbdlearnError(f"{where}: upper-right block of the spatial inertia must be "
+                            f"m c× (skew)")
     if m == 0:
         if np.abs(h).max() > tol * scale:
-            raise ValueError(f"{where}: a massless body cannot have a first moment m·c")
+            raise RbdlearnError(f"{where}: a massless body cannot have a first moment m·c")
         Ic = I[:3, :3]
     else:
         Ic = I[:3, :3] - (h / m) @ h.T          # m c×c×ᵀ without (m c)², which can overflow
@@ -90,11 +86,11 @@ def check_inertia(I, where, tol=1e-9, physical=True):
     lam = np.linalg.eigvalsh(Ic)
     hint = " (physical=False accepts it, as Pinocchio does)"
     if lam[0] < -tol * scale:
-        raise ValueError(f"{where}: rotational inertia about the COM is not positive "
-                         f"semi-definite (principal moments {lam}){hint}")
+        raise RbdlearnError(f"{where}: rotational inertia about the COM is not positive "
+                            f"semi-definite (principal moments {lam}){hint}")
     if lam[0] + lam[1] < lam[2] - tol * scale:
-        raise ValueError(f"{where}: principal moments {lam} break the triangle "
-                         f"inequality I1 + I2 >= I3{hint}")
+        raise RbdlearnError(f"{where}: principal moments {lam} break the triangle "
+                            f"inequality I1 + I2 >= I3{hint}")
 
 
 class _FrozenList(list):
@@ -102,9 +98,9 @@ class _FrozenList(list):
     slices and concatenates like a list, and every mutation raises."""
 
     def _refuse(self, *args, **kwargs):
-        raise TypeError("a Model does not change after it is built; make a new one with "
-                        "model.replace(field=new_value), e.g. "
-                        "model.replace(Xtree=[...]) or model.replace(gravity=np.zeros(6))")
+        raise FrozenModelError("a Model does not change after it is built; make a new one with "
+                               "model.replace(field=new_value), e.g. "
+                               "model.replace(Xtree=[...]) or model.replace(gravity=np.zeros(6))")
 
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
     append = extend = insert = pop = remove = clear = sort = reverse = _refuse
@@ -149,18 +145,18 @@ class Model:
 
         N = len(self.parent) - 1
         if N < 0:
-            raise ValueError("model needs a parent array with at least the base entry")
+            raise RbdlearnError("model needs a parent array with at least the base entry")
         if self.names is None:
             put("names", ["base"] + [f"joint{i}" for i in range(1, N + 1)])
         if self.body_names is None:
             put("body_names", ["base"] + [f"body{i}" for i in range(1, N + 1)])
         for attr in ("joints", "Xtree", "I", "names", "body_names"):
             if len(getattr(self, attr)) != N + 1:
-                raise ValueError(f"model.{attr} has length {len(getattr(self, attr))}, "
-                                 f"expected N + 1 = {N + 1} (entry 0 is the base)")
+                raise RbdlearnError(f"model.{attr} has length {len(getattr(self, attr))}, "
+                                    f"expected N + 1 = {N + 1} (entry 0 is the base)")
         for i, p in enumerate(self.parent[1:], start=1):
             if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)):
-                raise ValueError(f"body {i}: parent must be an integer body index, got {p!r}")
+                raise RbdlearnError(f"body {i}: parent must be an integer body index, got {p!r}")
         parent = [-1] + [int(p) for p in self.parent[1:]]
         for attr in ("names", "body_names"):
             seen = list(getattr(self, attr))
@@ -170,14 +166,14 @@ class Model:
                                             f"{type(x).__name__} {x!r}")
             dups = sorted({str(x) for x in seen if seen.count(x) > 1})
             if dups:
-                raise ValueError(f"model.{attr}: duplicate names {dups}")
+                raise RbdlearnError(f"model.{attr}: duplicate names {dups}")
         check_flag(self.physical, "model.physical")
         gravity = _real_array(self.gravity, "model.gravity")
         if gravity.shape != (6,):
-            raise ValueError(f"model.gravity must be a spatial 6-vector, got shape "
-                             f"{gravity.shape}")
+            raise RbdlearnError(f"model.gravity must be a spatial 6-vector, got shape "
+                                f"{gravity.shape}")
         if _numeric(gravity) and not np.all(np.isfinite(gravity)):
-            raise ValueError(f"model.gravity must be finite, got {gravity}")
+            raise RbdlearnError(f"model.gravity must be finite, got {gravity}")
         q_index, v_index = [0] * (N + 1), [0] * (N + 1)
         q_slices, v_slices = [None] * (N + 1), [None] * (N + 1)
         Xtree, I = [None] * (N + 1), [None] * (N + 1)
@@ -185,21 +181,21 @@ class Model:
         for i in range(1, N + 1):
             name = f"body {i} (joint '{self.names[i]}')"
             if not 0 <= parent[i] < i:
-                raise ValueError(f"{name}: parent {parent[i]} is not in 0..{i - 1}; "
-                                 f"bodies must be numbered so that parent[i] < i")
+                raise RbdlearnError(f"{name}: parent {parent[i]} is not in 0..{i - 1}; "
+                                    f"bodies must be numbered so that parent[i] < i")
             if not isinstance(self.joints[i], _JOINT_TYPES):
-                raise ValueError(f"{name}: unknown joint type {type(self.joints[i]).__name__}")
+                raise RbdlearnError(f"{name}: unknown joint type {type(self.joints[i]).__name__}")
             X = np.asarray(self.Xtree[i])
             if X.shape != (6, 6):
-                raise ValueError(f"{name}: Xtree must be 6x6, got shape {X.shape}")
+                raise RbdlearnError(f"{name}: Xtree must be 6x6, got shape {X.shape}")
             if _numeric(X):
                 X = X.astype(float)
                 E, r = plux_parts(X)
                 if not np.allclose(E @ E.T, np.eye(3), atol=1e-9) or np.linalg.det(E) < 0:
-                    raise ValueError(f"{name}: Xtree's rotation block is not a rotation")
+                    raise RbdlearnError(f"{name}: Xtree's rotation block is not a rotation")
                 if np.abs(plux(E, r) - X).max() > 1e-9 * max(1.0, np.abs(X).max()):
-                    raise ValueError(f"{name}: Xtree is not a Plücker transform "
-                                     f"[E 0; −E r× E] (build it with spatial.plux(E, r))")
+                    raise RbdlearnError(f"{name}: Xtree is not a Plücker transform "
+                                        f"[E 0; −E r× E] (build it with spatial.plux(E, r))")
             Xtree[i] = _frozen_array(X)
             check_inertia(self.I[i], name, physical=self.physical)
             I[i] = _frozen_array(self.I[i])
@@ -311,11 +307,11 @@ def _real_array(x, name):
         import sympy
         for e in a.ravel():
             if not isinstance(e, (numbers.Real, sympy.Expr)):
-                raise ValueError(f"{name} must hold real numbers or sympy expressions, "
-                                 f"got {e!r}")
+                raise RbdlearnError(f"{name} must hold real numbers or sympy expressions, "
+                                    f"got {e!r}")
         return a
     if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
-        raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
+        raise RbdlearnError(f"{name} must hold real numbers, got dtype {a.dtype}")
     return a.astype(float)
 
 
@@ -347,15 +343,15 @@ def check_state(model, batch=False, **vectors):
         if a.shape != (n,):
             if not batch or a.ndim < 2 or a.shape[-1] != n:
                 also = f", or (..., {n}) for a batch of states" if batch else ""
-                raise ValueError(f"{name} has shape {a.shape}, expected ({n},) = "
-                                 f"({what},){also}")
+                raise RbdlearnError(f"{name} has shape {a.shape}, expected ({n},) = "
+                                    f"({what},){also}")
             if a.dtype == object:
-                raise ValueError(f"{name}: a batch of states (shape {a.shape}) must be "
-                                 f"numeric; pass symbolic states one at a time")
+                raise RbdlearnError(f"{name}: a batch of states (shape {a.shape}) must be "
+                                    f"numeric; pass symbolic states one at a time")
             shapes[name] = a.shape
         if a.dtype != object and not _all_finite(a):
             bad = tuple(int(k) for k in np.argwhere(~np.isfinite(a))[0])
-            raise ValueError(f"{name}[{', '.join(map(str, bad))}] is {a[bad]}")
+            raise RbdlearnError(f"{name}[{', '.join(map(str, bad))}] is {a[bad]}")
         if name == "q":
             for i in model.manifold_bodies:
                 model.joints[i].check_q(a[..., model.q_slices[i]],
@@ -366,8 +362,8 @@ def check_state(model, batch=False, **vectors):
             np.broadcast_shapes(*(shape[:-1] for shape in shapes.values()))
         except ValueError:
             got = ", ".join(f"{k} has shape {v}" for k, v in shapes.items())
-            raise ValueError(f"the batch axes (all but the last) of the states do not "
-                             f"broadcast together: {got}") from None
+            raise RbdlearnError(f"the batch axes (all but the last) of the states do not "
+                                f"broadcast together: {got}") from None
     return out
 
 
@@ -388,7 +384,7 @@ def is_body(model, i):
 def check_body(model, i):
     """Raise ValueError unless ``i`` is a body index of ``model`` (:func:`is_body`)."""
     if not is_body(model, i):
-        raise ValueError(f"body index must be an integer in 1..{model.N}, got {i!r}")
+        raise RbdlearnError(f"body index must be an integer in 1..{model.N}, got {i!r}")
 
 
 def _body_index(model, key, what):
@@ -398,11 +394,11 @@ def _body_index(model, key, what):
             return model.body_names.index(key)
         i = model.names.index(key) if key in model.names[1:] else None
         hint = f" ('{key}' is the joint of body {i}, '{model.body_names[i]}')" if i else ""
-        raise ValueError(f"{what} names body '{key}', which is not a body of the model"
-                         f"{hint}; bodies: {model.body_names[1:]}")
+        raise RbdlearnError(f"{what} names body '{key}', which is not a body of the model"
+                            f"{hint}; bodies: {model.body_names[1:]}")
     if not is_body(model, key):
-        raise ValueError(f"{what} names body {key!r}, but bodies are 1..{model.N} "
-                         f"(or their names, model.body_names)")
+        raise RbdlearnError(f"{what} names body {key!r}, but bodies are 1..{model.N} "
+                            f"(or their names, model.body_names)")
     return int(key)
 
 
@@ -429,8 +425,8 @@ def check_forces(model, f_ext, batch=()):
         for key, fi in f_ext.items():
             i = _body_index(model, key, "f_ext")
             if i in given:
-                raise ValueError(f"f_ext gives body {i} ('{model.body_names[i]}') twice, as "
-                                 f"{given[i]!r} and as {key!r}: give each body once")
+                raise RbdlearnError(f"f_ext gives body {i} ('{model.body_names[i]}') twice, as "
+                                    f"{given[i]!r} and as {key!r}: give each body once")
             given[i], f[i] = key, fi
         f_ext = f
     elif not isinstance(f_ext, (list, tuple, np.ndarray)) or getattr(f_ext, "ndim", 1) == 0:
@@ -439,8 +435,8 @@ def check_forces(model, f_ext, batch=()):
             f"name) or a list of N + 1 = {model.N + 1} spatial forces, got "
             f"{type(f_ext).__name__} {f_ext!r:.60}")
     if len(f_ext) != model.N + 1:
-        raise ValueError(f"f_ext has {len(f_ext)} entries, expected N + 1 = {model.N + 1} "
-                         f"(entry 0 for the base is ignored)")
+        raise RbdlearnError(f"f_ext has {len(f_ext)} entries, expected N + 1 = {model.N + 1} "
+                            f"(entry 0 for the base is ignored)")
     batch = tuple(batch)
     out = [np.zeros(6)]
     for i in range(1, model.N + 1):
@@ -449,10 +445,10 @@ def check_forces(model, f_ext, batch=()):
                                      and _broadcasts_to(fi.shape[:-1], batch)):
             want = (f"(6,), the same force in every state, or {batch + (6,)}, one per state "
                     f"of the batch" if batch else "a spatial force (6,) for one state")
-            raise ValueError(f"f_ext[{i}] has shape {fi.shape}, expected {want} (the force "
-                             f"on body {i}, '{model.body_names[i]}')")
+            raise RbdlearnError(f"f_ext[{i}] has shape {fi.shape}, expected {want} (the force "
+                                f"on body {i}, '{model.body_names[i]}')")
         if fi.dtype != object and not _all_finite(fi):
-            raise ValueError(f"f_ext[{i}] contains NaN or inf")
+            raise RbdlearnError(f"f_ext[{i}] contains NaN or inf")
         out.append(fi)
     return out
 
@@ -498,7 +494,7 @@ def _per_body(value, n, what):
     if np.ndim(value) == 0:
         return [value] * n
     if len(value) != n:
-        raise ValueError(f"{what} has {len(value)} entries, expected {n}")
+        raise RbdlearnError(f"{what} has {len(value)} entries, expected {n}")
     return list(value)
 
 
@@ -511,7 +507,7 @@ def planar_chain(n, length=1.0, mass=1.0, inertia=None, gravity=GRAVITY):
     sympy symbols for symbolic derivations.
     """
     if int(n) != n or n < 1:
-        raise ValueError(f"planar_chain needs n >= 1 links, got {n!r}")
+        raise RbdlearnError(f"planar_chain needs n >= 1 links, got {n!r}")
     L = _per_body(length, n, "length")
     m = _per_body(mass, n, "mass")
     Ic = _per_body(inertia, n, "inertia") if inertia is not None else [None] * n
@@ -563,9 +559,9 @@ def random_tree(n, seed=None, joint_types=("revolute", "prismatic", "spherical",
               "fixed": Fixed}
     for t in joint_types:
         if t not in makers:
-            raise ValueError(f"unknown joint type {t!r}; choose from {sorted(makers)}")
+            raise RbdlearnError(f"unknown joint type {t!r}; choose from {sorted(makers)}")
     if int(n) != n or n < 1:
-        raise ValueError(f"random_tree needs n >= 1 bodies, got {n!r}")
+        raise RbdlearnError(f"random_tree needs n >= 1 bodies, got {n!r}")
     kinds = [joint_types[k % len(joint_types)] for k in range(n)]
     rng.shuffle(kinds)
     parent, joints, Xtree, I = [-1], [None], [None], [None]

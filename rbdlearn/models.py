@@ -6,6 +6,7 @@ closed_chains.py.)"""
 
 import numpy as np
 
+from .errors import RbdlearnError
 from .joints import Free, Prismatic, Revolute, Spherical
 from .model import Model
 from .spatial import mcI, plux
@@ -19,7 +20,7 @@ def box(mass=2.0, size=(0.6, 0.4, 0.2)):
     (z = −size_z/2) in body coordinates."""
     a, b, c = (float(s) for s in size)
     if not (mass > 0 and min(a, b, c) > 0):
-        raise ValueError(f"box needs mass > 0 and positive sizes, got {mass!r}, {size!r}")
+        raise RbdlearnError(f"box needs mass > 0 and positive sizes, got {mass!r}, {size!r}")
     inertia = mass / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
     model = Model(parent=[-1, 0], joints=[None, Free()], Xtree=[None, np.eye(6)],
                   I=[None, mcI(mass, np.zeros(3), inertia)], names=["base", "box_joint"],
@@ -79,7 +80,7 @@ def segment_inertia(m, vec, com, gyration, axial=0.1):
     vec = np.asarray(vec, dtype=float)
     L = np.linalg.norm(vec) if vec.shape == (3,) else 0.0
     if not (np.isfinite(L) and L > 0):
-        raise ValueError(f"segment_inertia: vec must be a non-zero finite 3-vector, got {vec!r}")
+        raise RbdlearnError(f"segment_inertia: vec must be a non-zero finite 3-vector, got {vec!r}")
     u = vec / L
     along = np.outer(u, u)
     return mcI(m, com * vec, m * L**2 * (gyration**2 * (np.eye(3) - along) + axial**2 * along))
@@ -121,8 +122,8 @@ def human_figure_40(height=1.75, mass=70.0, spherical=True):
     (for drawing)."""
     H, M = float(height), float(mass)
     if not (np.isfinite(H) and np.isfinite(M) and H > 0 and M > 0):
-        raise ValueError(f"human_figure_40 needs a positive height and mass, got "
-                         f"{height!r}, {mass!r}")
+        raise RbdlearnError(f"human_figure_40 needs a positive height and mass, got "
+                            f"{height!r}, {mass!r}")
     parent, joints, Xtree = [-1, 0], [None, Free()], [None, np.eye(6)]
     I = [None, _box(_PELVIS * M, [0, 0, _WAIST * H / 2], [_HIP_W * H, 0.1 * H, _WAIST * H])]
     names, bodies, tips = ["base", "pelvis_free"], ["ground", "pelvis"], {}

@@ -15,6 +15,7 @@ body's quantities then hold one entry per state, (..., 6), and ``mv(X, v)`` = X 
 
 import numpy as np
 
+from .errors import RbdlearnError
 from .kinematics import joint_transforms
 from .model import batch_shape, check_forces, check_state
 from .spatial import cross_force, cross_motion, mm_flops, mtv, mv
@@ -77,7 +78,7 @@ def _passes(model, order):
     if order is None:
         return range(1, model.N + 1), range(model.N, 0, -1)
     if len(order) != 2:
-        raise ValueError("order must be a pair (outward, inward) of body sequences")
+        raise RbdlearnError("order must be a pair (outward, inward) of body sequences")
     return _checked(model, order[0], True), _checked(model, order[1], False)
 
 
@@ -91,16 +92,17 @@ def _checked(model, bodies, outward):
         waiting[parent[i]] += 1
     for i in bodies:
         if not (isinstance(i, (int, np.integer)) and 1 <= i <= N) or done[i]:
-            raise ValueError(f"{which} order: {i!r} is not a body in 1..{N} not yet visited")
+            raise RbdlearnError(f"{which} order: {i!r} is not a body in 1..{N} not yet visited")
         if outward and not done[parent[i]]:
-            raise ValueError(f"outward order reaches body {i} before its parent {parent[i]}")
+            raise RbdlearnError(f"outward order reaches body {i} before its parent {parent[i]}")
         if not outward and waiting[i]:
-            raise ValueError(f"inward order reaches body {i} before its children")
+            raise RbdlearnError(f"inward order reaches body {i} before its children")
         done[i] = True
         waiting[parent[i]] -= 1
         yield i
     if not all(done):
-        raise ValueError(f"{which} order misses bodies {[i for i in range(N + 1) if not done[i]]}")
+        missing = [i for i in range(N + 1) if not done[i]]
+        raise RbdlearnError(f"{which} order misses bodies {missing}")
 
 
 def rnea_flops(model):

@@ -23,6 +23,7 @@ import math
 import numbers
 
 import numpy as np
+from .errors import RbdlearnError
 
 __all__ = [
     "skew", "unskew", "cross3", "rotx", "roty", "rotz", "exp_so3", "log_so3",
@@ -166,7 +167,7 @@ def exp_so3(w):
     """
     w = np.asarray(w, dtype=float)
     if w.shape != (3,):
-        raise ValueError(f"exp_so3 expects a 3-vector, got shape {w.shape}")
+        raise RbdlearnError(f"exp_so3 expects a 3-vector, got shape {w.shape}")
     th2 = float(w @ w)
     th = math.sqrt(th2)
     if th < 1e-6:
@@ -183,7 +184,7 @@ def log_so3(R):
     """The rotation vector ``w`` with ``exp_so3(w) == R`` and ``|w| <= π``."""
     R = np.asarray(R, dtype=float)
     if R.shape != (3, 3):
-        raise ValueError(f"log_so3 expects a 3x3 matrix, got shape {R.shape}")
+        raise RbdlearnError(f"log_so3 expects a 3x3 matrix, got shape {R.shape}")
     cos_th = min(1.0, max(-1.0, (np.trace(R) - 1.0) / 2.0))
     axial = unskew(R - R.T) / 2.0          # = sin θ · axis
     # atan2, not acos: acos(cos θ) loses half the digits of θ near 0 and π
@@ -353,7 +354,7 @@ def inertia_params(I, allow_massless=False):
     if allow_massless and m == 0:
         return 0.0, np.zeros(3), I[:3, :3]
     if _is_numeric(m) and m <= 0:
-        raise ValueError(f"spatial inertia has non-positive mass {m}")
+        raise RbdlearnError(f"spatial inertia has non-positive mass {m}")
     C = I[:3, 3:] / m
     c = unskew(C)
     return m, c, I[:3, :3] - m * C @ C.T
@@ -366,7 +367,7 @@ def _swap(a, operator):
     a = np.asarray(a)
     if a.shape[:1] != (6,) or a.ndim > 2 or (operator and a.shape != (6, 6)):
         want = "a 6x6 matrix" if operator else "a 6-vector or a 6xn matrix"
-        raise ValueError(f"expected {want}, got shape {a.shape}")
+        raise RbdlearnError(f"expected {want}, got shape {a.shape}")
     return a[np.ix_(_SWAP, _SWAP)] if operator else a[_SWAP]
 
 
@@ -428,8 +429,8 @@ def trig_zero(M, angles):
         try:
             p = poly(x)
         except sp.polys.polyerrors.CoercionFailed:
-            raise ValueError(f"trig_zero: not a polynomial in sin, cos of {list(angles)} "
-                             f"and the other symbols: {x}") from None
+            raise RbdlearnError(f"trig_zero: not a polynomial in sin, cos of {list(angles)} "
+                                f"and the other symbols: {x}") from None
         if p.rem(ideal) != 0:
             return False
     return True

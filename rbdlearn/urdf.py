@@ -57,6 +57,7 @@ import numpy as np
 
 import warnings
 
+from .errors import RbdlearnError, RobotNotFound
 from .aba import Gear
 from .joints import Fixed, Prismatic, Revolute
 from .model import Model, check_flag, check_inertia
@@ -68,7 +69,7 @@ __all__ = ["URDFError", "load", "loads", "rpy_to_rot", "example_robot_path"]
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
 
-class URDFError(ValueError):
+class URDFError(RbdlearnError):
     """A URDF that is malformed, or that describes something rbdlearn cannot model."""
 
 
@@ -271,7 +272,7 @@ def _with_mimic(model, mimics, kinds, mimic):
     it mimics, multiplier, offset) per moving joint with a <mimic> element, ``kinds``
     maps every URDF joint's name to its type."""
     if mimic not in (None, True, False):
-        raise ValueError(f"mimic must be None, True or False, got {mimic!r}")
+        raise RbdlearnError(f"mimic must be None, True or False, got {mimic!r}")
     broken = [f"joint '{name}': <mimic joint='{driver}'>" for name, driver, _, _ in mimics
               if driver not in kinds]          # a coupling to nothing: an error if kept
     if broken and mimic:
@@ -364,9 +365,9 @@ def example_robot_path(relative):
     robots = (Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix" / "share"
               / "example-robot-data" / "robots")
     if not robots.is_dir():
-        raise FileNotFoundError(f"example-robot-data is not installed (no folder {robots}); "
-                                f"install it with `pip install example-robot-data`")
+        raise RobotNotFound(f"example-robot-data is not installed (no folder {robots}); "
+                            f"install it with `pip install example-robot-data`")
     path = robots / relative
     if not path.is_file():
-        raise FileNotFoundError(f"example-robot-data has no file '{relative}' in {robots}")
+        raise RobotNotFound(f"example-robot-data has no file '{relative}' in {robots}")
     return str(path)

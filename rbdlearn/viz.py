@@ -29,6 +29,7 @@ from matplotlib.image import imsave
 from matplotlib.patches import Circle, Rectangle
 from matplotlib.text import Text
 
+from .errors import RbdlearnError
 from .kinematics import body_pose, forward_kinematics, point_velocity
 from .model import check_body, pointers
 from .rnea import rnea
@@ -132,7 +133,7 @@ def draw_planar_chain(ax, model, q, qd=None, **kwargs):
 def _planar(a, what):
     a = np.asarray(a, dtype=float)
     if a.shape != (6,):
-        raise ValueError(f"{what} must be a spatial 6-vector, got shape {a.shape}")
+        raise RbdlearnError(f"{what} must be a spatial 6-vector, got shape {a.shape}")
     return a[0], a[4], a[5]
 
 
@@ -692,7 +693,7 @@ class _BlittedFrames(HTMLWriter):
         frame = base64.encodebytes(png).decode("ascii")
         self._total_bytes += len(frame)
         if self._total_bytes >= self._bytes_limit:
-            raise ValueError(f"the animation's frames exceed matplotlib's "
-                             f"animation.embed_limit ({self._bytes_limit / 2**20:g} MB): "
-                             f"fewer frames, a smaller figure or a larger limit")
+            raise RbdlearnError(f"the animation's frames exceed matplotlib's "
+                                f"animation.embed_limit ({self._bytes_limit / 2**20:g} MB): "
+                                f"fewer frames, a smaller figure or a larger limit")
         self._saved_frames.append(frame)

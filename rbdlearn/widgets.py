@@ -33,6 +33,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Polygon
 from matplotlib.ticker import MaxNLocator
 
+from .errors import RbdlearnError
 from . import viz
 from .joints import zyx_angles  # re-exported: the chapter 2 notebooks call widgets.zyx_angles
 from .model import Model, planar_chain
@@ -323,7 +324,7 @@ def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale
     computed by ``rbdlearn.rnea``.
     """
     if n not in (2, 3):
-        raise ValueError(f"rnea_explorer draws 2 or 3 links, got n={n}")
+        raise RbdlearnError(f"rnea_explorer draws 2 or 3 links, got n={n}")
     arm = planar_chain(n, length=list(length[:n]), mass=list(mass[:n]))
     L = float(sum(length[:n]))
     pic = _Picture((8.4, 4.2))
@@ -917,9 +918,9 @@ def parse_parents(text):
     try:
         parents = [int(t) for t in text.replace(",", " ").split()]
     except ValueError:
-        raise ValueError(f"parent array: expected whole numbers, got {text!r}") from None
+        raise RbdlearnError(f"parent array: expected whole numbers, got {text!r}") from None
     if not parents:
-        raise ValueError("parent array: give at least one body (e.g. '0 1 1')")
+        raise RbdlearnError("parent array: give at least one body (e.g. '0 1 1')")
     return parents
 
 
@@ -1158,8 +1159,8 @@ def floor_arm_posture(y, length=0.5):
     of ``length``) with the hand on the floor at distance ``y`` from the base and both
     links below it, the paper's V: q = [−π/2 − φ, 2φ] with cos φ = y / (2 l)."""
     if not 0 < y < 2 * length:
-        raise ValueError(f"the hand must be on the floor within reach, 0 < y < {2 * length:g} m; "
-                         f"got y = {y!r}")
+        raise RbdlearnError(f"the hand must be on the floor within reach, "
+                            f"0 < y < {2 * length:g} m; got y = {y!r}")
     phi = math.acos(y / (2 * length))
     return np.array([-math.pi / 2 - phi, 2 * phi])
 

@@ -7,6 +7,8 @@ import pytest
 
 import rbdlearn as rbd
 
+rbd.one_blas_thread()   # many test processes share the cores: no BLAS threads of their own
+
 # --------------------------------------------------------------------------------------
 # Foundation tests (spatial, joints, model, kinematics, rnea, interop): random trees and
 # their Pinocchio twins.

@@ -1,0 +1,67 @@
+"""The package's conventions, checked over its public API (the conventions appendix states
+them): importing rbdlearn changes nothing outside it, and every error class it defines
+derives from one exported base."""
+
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+import rbdlearn as rbd
+
+
+def test_import_leaves_blas_alone_and_one_blas_thread_is_explicit():
+    script = """
+import json
+from threadpoolctl import threadpool_info
+import numpy
+before = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+import rbdlearn
+after = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+with rbdlearn.one_blas_thread():
+    inside = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+restored = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+print(json.dumps([before, after, inside, restored]))
+"""
+    env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    import json
+    before, after, inside, restored = json.loads(out)
+    assert before and all(n == 2 for n in before), before
+    assert after == before, "importing rbdlearn changed BLAS's threads"
+    assert all(n == 1 for n in inside), inside
+    assert restored == before
+
+
+def _package_modules():
+    import pkgutil
+    import importlib
+    for info in pkgutil.walk_packages(rbd.__path__, "rbdlearn."):
+        yield importlib.import_module(info.name)
+
+
+def test_every_error_derives_from_the_exported_base():
+    found = {}
+    for module in _package_modules():
+        for name, obj in vars(module).items():
+            if (inspect.isclass(obj) and issubclass(obj, Exception)
+                    and obj.__module__.startswith("rbdlearn")):
+                found[name] = obj
+    assert len(found) >= 8, sorted(found)
+    for name, cls in found.items():
+        assert getattr(rbd, name, None) is cls, f"rbdlearn does not export {name}"
+        if issubclass(cls, Warning):
+            continue
+        assert issubclass(cls, rbd.RbdlearnError), f"{name} does not derive from RbdlearnError"
+        assert issubclass(cls, ValueError), name        # as every error of the package was
+
+
+def test_errors_raised_are_the_base_or_its_subclasses():
+    with pytest.raises(rbd.RbdlearnError, match="q"):
+        rbd.rnea(rbd.planar_chain(2), [0.0], [0.0, 0.0], [0.0, 0.0])
+    with pytest.raises(rbd.FrozenModelError):
+        rbd.planar_chain(2).parent.append(2)
+    with pytest.raises(rbd.ArgumentTypeError):
+        rbd.urdf.load(__file__, floating_base="false")
