@@ -387,15 +387,13 @@ def com_accelerations(model, q, qd, qdd):
 
 # ------------------------------------------------------------------- simulation
 @dataclass(frozen=True, eq=False)
-class ConstrainedTrajectory:
-    """A simulated constrained motion, one row per time ``t`` (steps,): ``q``, ``qd``,
-    ``qdd``; the normal force ``f_n`` (steps,); the friction force on the hand ``f_t``
-    (steps, 3, base coordinates; the paper plots its y component); ``link_forces``
-    (steps, N, 3): ⁰f_i, the force on link i from link i−1; the hand position ``r``
-    (steps, 3) and the constraint residual ``C`` (steps,)."""
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
+class ConstrainedTrajectory(integrate.Trajectory):
+    """A simulated constrained motion: a :class:`~rbdlearn.integrate.Trajectory` (times
+    ``t`` (steps,), ``q``, ``qd``) with, per row, ``qdd``; the normal force ``f_n``
+    (steps,); the friction force on the hand ``f_t`` (steps, 3, base coordinates; the
+    paper plots its y component); ``link_forces`` (steps, N, 3): ⁰f_i, the force on link i
+    from link i−1; the hand position ``r`` (steps, 3) and the constraint residual ``C``
+    (steps,)."""
     qdd: np.ndarray
     f_n: np.ndarray
     f_t: np.ndarray
@@ -408,29 +406,33 @@ class ConstrainedTrajectory:
         return int(np.argmin(np.abs(self.t - time)))
 
 
-def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
-    """Integrate the constrained arm ``system`` from ``q0`` (``qd0``, default at rest) to
-    ``t_end`` with fourth-order Runge–Kutta (the paper: dt = 0.01 s); ``tau`` is an
-    array or a function ``tau(t, q, qd)``. ``method``: ``"ne"`` integrates
-    :func:`forward_dynamics` (the paper's repeated Newton–Euler calls), ``"kkt"`` the
-    equal but cheaper :func:`forward_dynamics_kkt`. Forces and accelerations are
-    evaluated at every saved state. The initial state must satisfy C = 0 and Ċ = 0."""
-    if not isinstance(system, ConstrainedArm):
-        raise RbdlearnError(f"system must be a ConstrainedArm, got {type(system).__name__}")
+def simulate(arm, q0, qd0, t_end, dt, *, tau=None, method="ne"):
+    """Integrate the constrained arm ``arm`` from ``(q0, qd0)`` at time 0 to ``t_end`` with
+    fourth-order Runge–Kutta in steps of ``dt`` (the paper: dt = 0.01 s); ``tau``: joint
+    forces, None (zero), an array or a function ``tau(t, q, qd)``. ``method``: ``"ne"``
+    integrates :func:`forward_dynamics` (the paper's repeated Newton–Euler calls),
+    ``"kkt"`` the equal but cheaper :func:`forward_dynamics_kkt`. Forces and accelerations
+    are evaluated at every saved state. The initial state must satisfy C = 0 and Ċ = 0.
+    Returns a :class:`ConstrainedTrajectory`."""
+    if not isinstance(arm, ConstrainedArm):
+        raise RbdlearnError(f"arm must be a ConstrainedArm, got {type(arm).__name__}")
     if method not in ("ne", "kkt"):
         raise RbdlearnError(f"method must be 'ne' or 'kkt', got {method!r}")
-    model = system.model
+    model = arm.model
     # the stored rows: t, q, q̇, q̈, f_n, f_t (3), the link forces (N x 3), r (3), C
     integrate.time_grid(t_end, dt, 1 + model.nq + 2 * model.nv + 1 + 3 + 3 * model.N + 3 + 1,
                         "constrained.simulate")
-    qd0 = np.zeros(model.nv) if qd0 is None else qd0
-    c0 = contact_state(system, q0, qd0)
+    try:
+        q0, qd0 = check_state(model, q=q0, qd=qd0)
+    except ValueError as e:
+        raise RbdlearnError(f"initial state (q0, qd0): {e}") from None
+    c0 = contact_state(arm, q0, qd0)
     scale = np.linalg.norm(c0.grad)
     if abs(c0.C) > 1e-6 * scale or abs(c0.Cd) > 1e-6 * scale * (1 + np.linalg.norm(c0.rd)):
         raise RbdlearnError(f"the initial state is not on the surface: C = {c0.C:.3g}, "
-                            f"Ċ = {c0.Cd:.3g} at the hand r = {c0.r} ({system.surface.name}); "
+                            f"Ċ = {c0.Cd:.3g} at the hand r = {c0.r} ({arm.surface.name}); "
                             f"the constraint is kept at the acceleration level only")
-    tau_of = tau if callable(tau) else (lambda t, q, qd: tau)
+    tau_of = integrate.joint_forces(model, tau)
     solved = {}        # RK4's first stage at a saved state is that state's solve: kept
 
     def solve(q, qd, tau):
@@ -443,10 +445,10 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
     def _solve(q, qd, tau):
         with np.errstate(all="ignore"):           # a diverging run is reported below
             if method == "kkt":
-                c = contact_state(system, q, qd)
-                qdd, f_n = forward_dynamics_kkt(system, q, qd, tau, contact=c)
+                c = contact_state(arm, q, qd)
+                qdd, f_n = forward_dynamics_kkt(arm, q, qd, tau, contact=c)
             else:
-                fd = forward_dynamics(system, q, qd, tau)
+                fd = forward_dynamics(arm, q, qd, tau)
                 qdd, f_n, c = fd.qdd, fd.f_n, fd.contact
         if not (np.isfinite(qdd).all() and np.isfinite(f_n)):
             raise RbdlearnError(f"constrained.simulate diverged at q = {q}: the accelerations "
@@ -460,12 +462,12 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
     rows = []
     for t, q, qd in zip(traj.t, traj.q, traj.qd):
         qdd, f_n, c = solve(q, qd, tau_of(t, q, qd))
-        rows.append((qdd, f_n, -c.t_hat * system.friction * f_n, c.r, c.C,
-                     _hand_force(system, c, f_n, system.friction)))
+        rows.append((qdd, f_n, -c.t_hat * arm.friction * f_n, c.r, c.C,
+                     _hand_force(arm, c, f_n, arm.friction)))
     qdd, f_n, f_t, r, C, F_hand = (np.array(x) for x in zip(*rows))
     # the joint forces of INV (eqs. 2–8) at every saved state, in one batch
-    _, f = rnea(model, traj.q, traj.qd, qdd, {system.body: F_hand}, return_forces=True)
-    lf = link_forces(system, traj.q, f)
+    _, f = rnea(model, traj.q, traj.qd, qdd, {arm.body: F_hand}, return_forces=True)
+    lf = link_forces(arm, traj.q, f)
     return ConstrainedTrajectory(traj.t, traj.q, traj.qd, qdd, f_n, f_t, lf, r, C)
 
 

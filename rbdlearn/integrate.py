@@ -76,7 +76,7 @@ from .model import batch_shape, check_state, integrate_q
 from .rnea import rnea
 from .spatial import cross_force, mtv, mv, skew, unskew
 
-__all__ = ["Trajectory", "simulate", "time_grid", "rk4_step", "energy", "momentum",
+__all__ = ["Trajectory", "simulate", "time_grid", "joint_forces", "rk4_step", "energy", "momentum",
            "kinetic_terms", "right_jacobian", "MAX_TRAJECTORY_BYTES", "check_run_size",
            "step_guard"]
 
@@ -121,8 +121,9 @@ def _as_function(value):
     return lambda t, q, qd: value
 
 
-def _joint_forces(model, tau):
-    """τ(t, q, q̇) as a checked function; None means zero, an array is constant."""
+def joint_forces(model, tau):
+    """The ``tau`` argument of every ``simulate`` of the package as a checked function
+    τ(t, q, q̇): None means zero, an array is constant, a function is checked at each call."""
     if tau is None:
         zero = np.zeros(model.nv)
         return lambda t, q, qd: zero
@@ -149,7 +150,7 @@ def _positive_time(x, name, allow_zero):
     return x
 
 
-def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forward=aba):
+def simulate(model, q0, qd0, t_end, dt, *, tau=None, f_ext=None, method="rk4", forward=aba):
     """Integrate the motion of ``model`` from ``(q0, qd0)`` at time 0 to ``t_end``.
 
     ``tau``: joint forces — None (zero), a constant nv-array, or a function
@@ -182,7 +183,7 @@ def simulate(model, q0, qd0, t_end, dt, tau=None, f_ext=None, method="rk4", forw
         raise RbdlearnError(f"initial state (q0, qd0): {e}") from None
     batch = batch_shape(q, qd)
     q, qd = np.broadcast_to(q, batch + q.shape[-1:]), np.broadcast_to(qd, batch + qd.shape[-1:])
-    tau_of = _joint_forces(model, tau)
+    tau_of = joint_forces(model, tau)
     f_ext_of = _as_function(f_ext)
     nv = model.nv
 
