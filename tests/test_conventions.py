@@ -65,3 +65,39 @@ def test_errors_raised_are_the_base_or_its_subclasses():
         rbd.planar_chain(2).parent.append(2)
     with pytest.raises(rbd.ArgumentTypeError):
         rbd.urdf.load(__file__, floating_base="false")
+
+
+# The first parameter of a public function names the chapter's system object, the same
+# name for the same type in every module (drawing functions take matplotlib's ``ax``).
+SYSTEM_NAMES = {"model", "mech", "fig", "arm", "ax", "axes", "fig_or_ax"}
+
+
+def _public_functions():
+    for module in _package_modules():
+        names = getattr(module, "__all__", None) or [n for n in vars(module)
+                                                      if not n.startswith("_")]
+        for name in names:
+            obj = getattr(module, name, None)
+            if inspect.isfunction(obj) and obj.__module__ == module.__name__:
+                yield module.__name__, name, obj
+
+
+def test_every_simulate_takes_the_time_as_t_end_dt_and_the_rest_by_keyword():
+    found = [(m, f) for m, n, f in _public_functions() if n == "simulate"]
+    assert len(found) >= 4, [m for m, _ in found]
+    for module, f in found:
+        params = list(inspect.signature(f).parameters.values())
+        positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+        assert positional[1:] == ["q0", "qd0", "t_end", "dt"], (module, positional)
+        assert positional[0] in SYSTEM_NAMES, (module, positional[0])
+        tau = inspect.signature(f).parameters.get("tau")
+        assert tau is not None and tau.kind is tau.KEYWORD_ONLY, module
+
+
+def test_first_parameters_name_the_system_the_same_way():
+    names = {}
+    for module, name, f in _public_functions():
+        params = list(inspect.signature(f).parameters)
+        if params and params[0] in {"system", "mechanism", "robot", "figure", "human", "linkage"}:
+            names[f"{module}.{name}"] = params[0]
+    assert not names, f"first parameters outside the convention: {names}"
