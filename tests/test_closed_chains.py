@@ -555,6 +555,15 @@ def test_simulate_refuses_a_run_too_long_for_memory(four_bar):
         cc.simulate(mech, q, np.zeros(4), 1e6, 1e-6)
 
 
+def test_simulate_takes_time_as_t_end_dt_and_the_rest_by_keyword(four_bar):
+    """The convention of every simulate: the system, q0, q̇0, t_end, dt, then keywords."""
+    mech, q, split = four_bar
+    with pytest.raises(TypeError):
+        cc.simulate(mech, q, np.zeros(4), 0.02, 0.01, np.ones(4))
+    traj = cc.simulate(mech, q, np.zeros(4), 0.02, 0.01, tau=np.ones(4))
+    assert isinstance(traj, rbd.Trajectory) and np.allclose(traj.t, [0.0, 0.01, 0.02])
+
+
 # ------------------------------------------------ singular closures during a simulation
 
 NON_GRASHOF = (3.0, 1.5, 2.0, 2.0)          # ground, crank, coupler, rocker: no link turns fully
