@@ -43,6 +43,7 @@ __all__ = ["SingularClosure", "LoopNotClosed", "Loop", "Mechanism", "add_loop", 
            "loop_residual", "loop_jacobian", "loop_jdot_qdot", "Split", "choose_split",
            "Reduction", "reduction", "assemble"]
 
+
 class SingularClosure(RbdlearnError):
     """J_S is singular: the dependent joints θ_S cannot follow θ_G at this configuration."""
 
