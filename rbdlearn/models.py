@@ -2,7 +2,7 @@
 small planar biped; for chapter 5 the 40-DOF human figure of seed 004's Fig. 13.
 (The earlier chapters' examples live beside their algorithms: ``planar_chain`` in
 model.py, the arm on a floor in constrained.py, the 16-DOF figure of §5.1 in
-closed_chains.py.)"""
+closed_chains/human.py.)"""
 
 import numpy as np
 

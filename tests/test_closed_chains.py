@@ -4,12 +4,15 @@ against a symbolic one-coordinate Lagrangian, energy and loop residuals in simul
 Ḣθ̇_G against finite differences, singular closures, floating bases, and structure
 changes (connect with its velocity jump, cut, cut a real joint)."""
 
+import sys
+
 import numpy as np
 import pytest
 
 import rbdlearn as rbd
 from conftest import random_inertia, rel_err
 from rbdlearn import closed_chains as cc
+from rbdlearn.closed_chains import loops
 
 # Pivoted splits, Newton closure, re-splits along simulations, pseudo-inverses: these
 # tests run again under a second floating-point environment (the marker's note in
@@ -552,6 +555,15 @@ def test_simulate_refuses_a_run_too_long_for_memory(four_bar):
         cc.simulate(mech, q, np.zeros(4), 1e6, 1e-6)
 
 
+def test_simulate_takes_time_as_t_end_dt_and_the_rest_by_keyword(four_bar):
+    """The convention of every simulate: the system, q0, q̇0, t_end, dt, then keywords."""
+    mech, q, split = four_bar
+    with pytest.raises(TypeError):
+        cc.simulate(mech, q, np.zeros(4), 0.02, 0.01, np.ones(4))
+    traj = cc.simulate(mech, q, np.zeros(4), 0.02, 0.01, tau=np.ones(4))
+    assert isinstance(traj, rbd.Trajectory) and np.allclose(traj.t, [0.0, 0.01, 0.02])
+
+
 # ------------------------------------------------ singular closures during a simulation
 
 NON_GRASHOF = (3.0, 1.5, 2.0, 2.0)          # ground, crank, coupler, rocker: no link turns fully
@@ -571,8 +583,8 @@ def test_pivoting_takes_the_first_of_columns_equal_to_round_off():
     difference still decides."""
     for tiny in (1e-14, -1e-14, 0.0):
         M = np.diag([1.0, 1.0 + tiny, 0.5])
-        assert cc._pivots(M, 1) == [0] and cc._pivots(M, 2) == [0, 1]
-    assert cc._pivots(np.diag([1.0, 1.0 + 1e-6, 0.5]), 1) == [1]
+        assert loops._pivots(M, 1) == [0] and loops._pivots(M, 2) == [0, 1]
+    assert loops._pivots(np.diag([1.0, 1.0 + 1e-6, 0.5]), 1) == [1]
     # the swing's figure is symmetric, and so is J_C: its split must survive J_C changed
     # in the last bits, as another machine would compute it (argmax alone did not: 16 of
     # these 20 perturbations changed θ_S)
@@ -582,7 +594,7 @@ def test_pivoting_takes_the_first_of_columns_equal_to_round_off():
     rng = np.random.default_rng(0)
     for _ in range(20):
         noisy = JC * (1 + 1e-15 * rng.uniform(-1, 1, JC.shape))
-        assert cc._pivots(noisy, split.m) == list(split.S)
+        assert loops._pivots(noisy, split.m) == list(split.S)
 
 
 def test_simulate_rechooses_the_split_through_dead_points():
@@ -654,6 +666,40 @@ def test_rnea_over_pointers_equals_the_parent_array_form(seed):
     f_ext = {model.N: rng.normal(size=6)}
     tau = rbd.rnea(model, q, qd, qdd, f_ext)
     assert rel_err(cc.rnea_pointers(model, q, qd, qdd, f_ext), tau) < 1e-13
+
+
+def _recursion(P, i, inward):
+    """§3.1's recursions as the source writes them (a function calling itself on the
+    brother and on the child), for trees shallow enough for Python's call stack."""
+    if i < 0:
+        return []
+    others = _recursion(P, P.brother[i], inward) + _recursion(P, P.child[i], inward)
+    return others + [i] if inward else [i] + others
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pointer_walks_visit_bodies_in_the_order_of_the_recursions(seed):
+    model = rbd.random_tree(5 + 9 * seed, seed=seed, joint_types=("revolute", "spherical"))
+    P = rbd.pointers(model)
+    for k in (P.child[0], P.child[P.child[0]], model.N):
+        assert list(cc.outward(P, k)) == _recursion(P, k, inward=False)
+        assert list(cc.inward(P, k)) == _recursion(P, k, inward=True)
+    assert list(cc.outward(P)) == _recursion(P, P.child[0], inward=False)
+    assert list(cc.inward(P)) == _recursion(P, P.child[0], inward=True)
+
+
+def test_rnea_over_pointers_on_a_chain_deeper_than_the_call_stack():
+    """The walks keep their own stack: a 2,000-body chain, deeper than Python's recursion
+    limit, goes through (a recursive walk raised RecursionError at 1,100 bodies)."""
+    chain = rbd.random_tree(2000, seed=7, joint_types=("revolute", "prismatic", "spherical"),
+                            p_chain=1.0)
+    assert chain.parent[1:] == list(range(chain.N)) and chain.N > sys.getrecursionlimit()
+    rng = np.random.default_rng(7)
+    q, qd, qdd = rbd.random_q(chain, rng), rng.normal(size=chain.nv), rng.normal(size=chain.nv)
+    tau = rbd.rnea(chain, q, qd, qdd)
+    assert rel_err(cc.rnea_pointers(chain, q, qd, qdd), tau) < 1e-13
+    P = rbd.pointers(chain)
+    assert list(cc.inward(P)) == list(range(chain.N, 0, -1))
 
 
 def test_a_chain_visited_in_the_same_order_either_way():
