@@ -43,7 +43,7 @@ def test_one_frame_per_combination_of_the_views(aba_steps):
     # each frame is the live widget's picture at that combination
     box.controls["tree"].value, box.controls["step"].value = trees[1], 3
     frame = pictures[1 * len(steps) + 3].value
-    assert frame == widgets._small_png(box.children[0].value)
+    assert frame == widgets.core.small_png(box.children[0].value)
     assert readouts[1 * len(steps) + 3].value == box.html.value
     # the steps of one tree differ until the last; a short tree repeats its last step
     first = [hashlib.md5(p.value).hexdigest() for p in pictures[:len(steps)]]
@@ -81,7 +81,7 @@ def test_each_frame_is_what_the_live_widget_shows_there(make, picks):
         i = int(np.ravel_multi_index([kept[n].index(k) for n, k in zip(names, combo)],
                                      [len(kept[n]) for n in names]))
         assert readouts[i].value == live.html.value
-        assert pictures[i].value == widgets._small_png(live.children[0].value)
+        assert pictures[i].value == widgets.core.small_png(live.children[0].value)
 
 
 def test_the_selectors_start_where_the_live_widget_does(aba_steps):
