@@ -21,6 +21,9 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
          "step": W.IntSlider(value=0, min=0, max=len(parse_parents(parents)), description="body",
                              layout=control_layout())}
     state = {"text": None}
+    # the axes are kept from tree to tree (new axes cost a third of a redraw): a new tree
+    # replaces what they hold
+    ax_tree, ax_H = pic.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.1]})
 
     def update():
         if c["parents"].value != state["text"]:            # a new tree (or a typo): redraw
@@ -31,8 +34,10 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
                 return
             q = np.random.default_rng(1).uniform(-np.pi, np.pi, model.nq)
             owner = fill_owner(model)
-            pic.fig.clear()
-            ax_tree, ax_H = pic.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.1]})
+            for ax in (ax_tree, ax_H):
+                for artist in [*ax.lines, *ax.texts, *ax.patches, *ax.images]:
+                    artist.remove()
+                ax.ignore_existing_data_limits = True      # limits from the new tree only
             state.update(text=c["parents"].value, model=model, owner=owner,
                          show=draw_fill(ax_tree, ax_H, model, crba(model, q), owner))
             c["step"].max = model.N
