@@ -31,7 +31,9 @@ def draw_fill(ax_tree, ax_H, model, H, owner, fontsize=10):
     labels = [str(b) for b in _velocity_body_labels(model)]
     ax_H.set_xticks(range(len(labels)), labels, fontsize=fontsize - 1)
     ax_H.set_yticks(range(len(labels)), labels, fontsize=fontsize - 1)
-    frames = [ax_H.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, ec="k", lw=1.5))
+    # add_artist, not add_patch: the frames lie on the image, whose extent sets the limits
+    # already (add_patch would work them out again for every frame)
+    frames = [ax_H.add_artist(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, ec="k", lw=1.5))
               for r, c in zip(*np.nonzero(owner > 0))]
     where = list(zip(*np.nonzero(owner > 0)))
 

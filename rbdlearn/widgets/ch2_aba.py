@@ -158,7 +158,6 @@ def ball_joint_explorer(swing_max=math.radians(40)):
 def aba_step_explorer():
     """Step through the ABA's inward pass on a small tree: one 6x6 heat map of Î per body."""
     trees = small_trees()
-    cache = {}
     pic = Picture((10.0, 2.6))
     html = W.HTML()
     c = {"tree": W.Dropdown(options=list(trees), description="tree",
@@ -166,35 +165,43 @@ def aba_step_explorer():
          "step": W.IntSlider(value=0, min=0, max=5, description="step",
                              layout=control_layout())}
 
-    shown = {"name": None, "draws": []}
+    # every tree's panels are made here, hidden: picking a tree only shows its own
+    panels, steps_of = {}, {}
+    for name, (model, q) in trees.items():
+        steps = steps_of[name] = inward_pass_steps(model, q)
+        vmax = max(np.abs(M).max() for M in steps[-1][1:])
+        axes = np.atleast_1d(pic.fig.subplots(1, model.N))
+        panels[name] = (axes, [draw_heatmap(ax, steps[0][i], "", vmax)
+                               for i, ax in zip(range(1, model.N + 1), axes)])
+        for ax in axes:
+            ax.set_xticks([]), ax.set_yticks([])
+            ax.set_visible(False)
+    title = pic.fig.suptitle("", fontsize=10)
+    pic.fig.subplots_adjust(top=0.8)          # room for the title over the panels
+    shown = {"name": None}
 
     def update():
         name = c["tree"].value
-        model, q = trees[name]
-        if name not in cache:
-            cache[name] = inward_pass_steps(model, q)
-        steps = cache[name]
-        if shown["name"] != name:                # new tree: new axes (slow path)
-            c["step"].max = model.N
-            vmax = max(np.abs(M).max() for M in steps[-1][1:])
-            pic.fig.clear()
-            axes = np.atleast_1d(pic.fig.subplots(1, model.N))
-            shown["draws"] = [draw_heatmap(ax, steps[0][i], "", vmax)
-                              for i, ax in zip(range(1, model.N + 1), axes)]
+        model, _ = trees[name]
+        steps = steps_of[name]
+        axes, draws = panels[name]
+        if shown["name"] != name:                # new tree: its panels instead
+            if shown["name"] is not None:
+                for ax in panels[shown["name"]][0]:
+                    ax.set_visible(False)
             for ax in axes:
-                ax.set_xticks([]), ax.set_yticks([])
-            shown["title"] = pic.fig.suptitle("", fontsize=10)
-            pic.fig.subplots_adjust(top=0.8)          # room for the title over the panels
+                ax.set_visible(True)
+            c["step"].max = model.N
             shown["name"] = name
             html.value = readout("parent λ(i): " + str(model.parent[1:])
                           + "\njoints: " + ", ".join(type(j).__name__ for j in model.joints[1:])
                           + "\nstep s: bodies N … N−s+1 have added their\n"
                             "contribution (eq. 25) to their parents")
         s = min(c["step"].value, model.N)
-        for i, draw in enumerate(shown["draws"], start=1):
+        for i, draw in enumerate(draws, start=1):
             state = "final" if i > model.N - s else "next" if i == model.N - s else ""
             draw(steps[s][i], f"body {i} {state}")
-        shown["title"].set_text(f"{name}: after {s} of {model.N} steps")
+        title.set_text(f"{name}: after {s} of {model.N} steps")
         pic.refresh()
 
     return explorer_box(pic, c, html, update,
