@@ -301,3 +301,24 @@ def test_four_bar_sweep_closes_the_loop_on_one_branch():
     n = np.arange(len(angles))
     assert np.allclose(sweep["cond_pivoted"], sweep["cond"][n, sweep["G_pivoted"]])
     assert len(widgets.FOUR_BAR_JOINTS) == mech.model.nv == 4
+
+
+def test_a_new_tree_draws_what_a_fresh_explorer_draws():
+    """crb_fill_explorer keeps its axes from tree to tree, aba_step_explorer makes every
+    tree's panels once: the pictures are those of an explorer that starts there."""
+    for before, after in (("0 1 2 1 4 4 3", "0 1 1 2 2 3 3 1 8"), ("0 1 1 2", "0 1")):
+        box, fresh = widgets.crb_fill_explorer(before), widgets.crb_fill_explorer(after)
+        box.controls["parents"].value = after
+        for k in (0, 2):
+            box.controls["step"].value = fresh.controls["step"].value = k
+            assert box.children[0].value == fresh.children[0].value, (before, after, k)
+            assert box.html.value == fresh.html.value
+    box = widgets.aba_step_explorer()
+    names = box.views["tree"]
+    box.controls["step"].value = 2
+    for name in (names[1], names[3], names[0]):
+        box.controls["tree"].value = name
+        fresh = widgets.aba_step_explorer()
+        fresh.controls["tree"].value = name
+        fresh.controls["step"].value = 2
+        assert box.children[0].value == fresh.children[0].value, name

@@ -245,8 +245,8 @@ def draw_torque_bars(ax, parts, labels=None, ylim=None):
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 1 numerics (what the pictures above draw), tested in tests/test_viz.py: no drawing in them.
-# Their home is an algorithm module (below); they move there after issue 27.
+# Chapter 1 numerics: no drawing in them, each tested in tests/test_viz.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
 # chain_geometry -> kinematics; motion_centre_2d, force_line_2d -> spatial;
 # torque_parts, transmitted_forces -> the RNEA's module (rnea / inverse_dynamics)
 

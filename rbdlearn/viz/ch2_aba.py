@@ -120,7 +120,7 @@ CONTACT_TIP = np.array([0.0, 0.6, 0.0])
 """The tip of its last link, in body-3 coordinates: the contact point."""
 
 
-def draw_contact(ax, arm=CONTACT_ARM, tip=CONTACT_TIP, scale=0.25, impulse_scale=0.6):
+def draw_contact(ax, model=CONTACT_ARM, tip=CONTACT_TIP, scale=0.25, impulse_scale=0.6):
     """The tip of a planar arm hitting the ground (a horizontal line through the tip).
 
     Returns ``update(q, qd, e, mu)``: it resolves the impact with
@@ -129,8 +129,8 @@ def draw_contact(ax, arm=CONTACT_ARM, tip=CONTACT_TIP, scale=0.25, impulse_scale
     length ``scale·|v|`` — and the impulse ``P`` on the tip (red, ``impulse_scale·|P|``),
     and returns the :class:`rbdlearn.contact.ContactImpulse`.
     """
-    i = arm.N
-    drawing = ChainDrawing(ax, arm, np.zeros(arm.N), coms=False)
+    i = model.N
+    drawing = ChainDrawing(ax, model, np.zeros(model.N), coms=False)
     drawing.coms.set_visible(False)          # coms=False leaves a line through the COMs
     ground = ax.plot([], [], "-", color="0.3", lw=2)[0]
     hatch = ax.fill_between([0.0, 0.0], [0.0, 0.0], color="0.85", zorder=0)
@@ -145,7 +145,7 @@ def draw_contact(ax, arm=CONTACT_ARM, tip=CONTACT_TIP, scale=0.25, impulse_scale
         q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
         g = drawing.update(q)
         p_tip = g["tips"][-1]
-        res = contact_impulse(arm, q, qd, i, tip, (0.0, 0.0, 1.0), e, mu)
+        res = contact_impulse(model, q, qd, i, tip, (0.0, 0.0, 1.0), e, mu)
         ground.set_data(list(xlim), [p_tip[1]] * 2)
         hatch.set_paths([[[xlim[0], p_tip[1]], [xlim[1], p_tip[1]],
                           [xlim[1], p_tip[1] - 5.0], [xlim[0], p_tip[1] - 5.0]]])
@@ -213,8 +213,8 @@ def draw_ball_joint(ax, swing_max=None, length=1.0):
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 2 numerics (what the pictures above draw), tested in tests/test_viz.py: no drawing in them.
-# Their home is an algorithm module (below); they move there after issue 27.
+# Chapter 2 numerics: no drawing in them, each tested in tests/test_viz.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
 # socket_plug_frames -> kinematics; CONTACT_ARM, CONTACT_TIP -> models
 
 

@@ -188,18 +188,18 @@ def constrained_motion_explorer():
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 1 numerics (what the explorers compute), tested in tests/test_widgets.py: no drawing in them.
-# Their home is an algorithm module (below); they move there after issue 27.
+# Chapter 1 numerics: no drawing in them, each tested in tests/test_widgets.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
 # with_payload -> model; PLANE_S, plate_body, hinge_S, slider_S, applied_force -> spatial
 # (or a chapter-1 module of the body's constrained motion)
 
 
-def with_payload(arm, mass, length):
-    """A copy of a planar arm with a point mass at the tip of its last link."""
-    I = list(arm.I)
+def with_payload(model, mass, length):
+    """A copy of a planar arm ``model`` with a point mass at the tip of its last link."""
+    I = list(model.I)
     I[-1] = I[-1] + mcI(mass, np.array([0.0, length, 0.0]), np.zeros((3, 3)))
-    return Model(parent=arm.parent, joints=arm.joints, Xtree=arm.Xtree, I=I,
-                 names=arm.names, gravity=arm.gravity)
+    return Model(parent=model.parent, joints=model.joints, Xtree=model.Xtree, I=I,
+                 names=model.names, gravity=model.gravity)
 
 PLANE_S = np.eye(6)[:, [0, 4, 5]]
 """Motion subspace of a body free to move in the y-z plane: ω_x, v_y, v_z."""

@@ -14,7 +14,7 @@ import numpy as np
 from .. import (Fixed, Model, aba_local_frame, energy, floating_base, planar_chain, random_q,
                 random_tree)
 from ..joints import from_swing_twist, swing_twist, swing_twist_limit_violation
-from ..joints import zyx_angles  # re-exported: the chapter 2 and 5 notebooks call widgets.zyx_angles
+from ..joints import zyx_angles  # re-exported: notebooks call widgets.zyx_angles (ch. 2, 5)
 from ..spatial import mcI
 from ..viz import CONTACT_ARM, draw_ball_joint, draw_contact, draw_heatmap, draw_propagation
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
@@ -262,8 +262,8 @@ def contact_run_explorer(runs, xlim, ylim, surface="below", force_scale=0.1,
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 2 numerics (what the explorers compute), tested in tests/test_widgets.py: no drawing in them.
-# Their home is an algorithm module (below); they move there after issue 27.
+# Chapter 2 numerics: no drawing in them, each tested in tests/test_widgets.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
 # felt_inertias, felt_masses, inward_pass_steps -> the ABA's module (aba / articulated);
 # small_trees -> models
 

@@ -57,8 +57,8 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 3 numerics (what the explorer computes), tested in tests/test_widgets.py: no drawing in them.
-# Their home is an algorithm module (below); they move there after issue 27.
+# Chapter 3 numerics: no drawing in them, each tested in tests/test_widgets.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
 # parse_parents, tree_from_parents -> model; fill_owner -> crb
 
 

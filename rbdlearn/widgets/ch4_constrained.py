@@ -77,8 +77,8 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 4 numerics (what the explorer computes), tested in tests/test_widgets.py: no drawing in them.
-# Their home is an algorithm module (below); they move there after issue 27.
+# Chapter 4 numerics: no drawing in them, each tested in tests/test_widgets.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
 # floor_arm_posture, floor_arm_run -> constrained (or models, with PlanarArmOnFloor)
 
 

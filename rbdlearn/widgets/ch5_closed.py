@@ -113,8 +113,8 @@ def bar_release_explorer(runs, bar_height):
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 5 numerics (what the explorers compute), tested in tests/test_widgets.py: no drawing in them.
-# Their home is an algorithm module (below); they move there after issue 27.
+# Chapter 5 numerics: no drawing in them, each tested in tests/test_widgets.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
 # FOUR_BAR_JOINTS, four_bar_sweep -> closed_chains (loops: assemble, choose_split)
 
 FOUR_BAR_JOINTS = ("crank", "coupler", "rocker", "cut")
