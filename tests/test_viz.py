@@ -1,4 +1,5 @@
-"""rbdlearn.viz.table: the numeric tables of the book's pages."""
+"""rbdlearn.viz: the numeric tables of the book's pages, seed 000's socket and plug, the
+animation player, and the numeric helpers at the end of each chapter's module."""
 
 from rbdlearn.viz import table
 

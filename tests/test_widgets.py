@@ -1,5 +1,7 @@
 """The explorers' kernel-free form (rbdlearn.widgets.precomputed): what the book's HTML
-pages show where no kernel runs. tests/test_browser.py moves its controls in Chromium."""
+pages show where no kernel runs (tests/test_browser.py moves its controls in Chromium);
+and the numeric helpers at the end of each chapter's module of rbdlearn.widgets, each
+against an independent computation."""
 
 import hashlib
 
