@@ -153,7 +153,7 @@ def execute(path, timeout=CELL_TIMEOUT):
         with open(log_path, "w") as log:
             try:
                 # RBDLEARN_STATIC_WIDGETS: an explorer shows its kernel-free form, whose
-                # stored state the book's pages use (rbdlearn/widgets.py)
+                # stored state the book's pages use (rbdlearn/widgets/core.py)
                 client.execute(cwd=cwd, stdout=log, stderr=log,
                                env={**os.environ, "RBDLEARN_STATIC_WIDGETS": "1"})
             except (CellTimeoutError, DeadKernelError) as err:

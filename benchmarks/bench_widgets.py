@@ -16,7 +16,7 @@ book's pages show): its frame count, the time to precompute it, and what it adds
 page — the frames' PNGs as the page stores them (base64) plus the read-outs' HTML.
 
 With ``--split`` (implies ``--static``), also where that precompute time goes, under
-cProfile: rbdlearn's algorithms (the calls from the widgets and viz modules into its other
+cProfile: rbdlearn's algorithms (the calls from the widgets and viz packages into its other
 modules: dynamics, kinematics, simulations) against drawing and encoding the frames. The
 algorithms' share says where computing all frames in one batched call could serve.
 
@@ -85,10 +85,11 @@ def _contact_run():
 
 
 def explorers():
-    """(name, factory) of every public ``*_explorer`` in rbdlearn.widgets, in source order."""
+    """(name, factory) of every public ``*_explorer`` in rbdlearn.widgets, in the book's
+    order: by chapter module (ch1_spatial, …, ch5_closed), then in source order."""
     found = [(name, fn) for name, fn in vars(widgets).items()
              if name.endswith("_explorer") and not name.startswith("_") and inspect.isfunction(fn)]
-    found.sort(key=lambda item: inspect.getsourcelines(item[1])[1])
+    found.sort(key=lambda item: (item[1].__module__, inspect.getsourcelines(item[1])[1]))
     return [(name, CALLS.get(name, fn)) for name, fn in found]
 
 
@@ -153,7 +154,7 @@ def _algorithm(code):
     """Whether a profiled function is one of rbdlearn's algorithms (not widgets, not viz)."""
     path = code[0]
     return (f"{os.sep}rbdlearn{os.sep}" in path
-            and not path.endswith(("widgets.py", "viz.py")))
+            and not any(f"{os.sep}rbdlearn{os.sep}{p}{os.sep}" in path for p in ("widgets", "viz")))
 
 
 def static_split(box):
@@ -161,7 +162,7 @@ def static_split(box):
     precompute the kernel-free form of a new ``box`` under cProfile, which slows Python-heavy code more
     than drawing: the algorithms' share is if anything overstated. Algorithms: each call
     into them from outside them (the outermost ones); drawing: ``_Picture.flush`` (draw
-    the figure, encode the PNG) and ``_small_png`` (quantize a frame)."""
+    the figure, encode the PNG) and ``small_png`` (quantize a frame), in widgets/core.py."""
     prof = cProfile.Profile()
     prof.runcall(widgets.precomputed, box)
     stats = pstats.Stats(prof).stats
@@ -169,7 +170,8 @@ def static_split(box):
     algorithms = sum(edge[3] for code, s in stats.items() if _algorithm(code)
                      for caller, edge in s[4].items() if not _algorithm(caller))
     drawing = sum(s[3] for code, s in stats.items()
-                  if code[0].endswith("widgets.py") and code[2] in ("flush", "_small_png"))
+                  if code[0].endswith(os.path.join("widgets", "core.py"))
+                  and code[2] in ("flush", "small_png"))
     return total, algorithms, drawing
 
 

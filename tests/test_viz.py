@@ -1,4 +1,5 @@
-"""rbdlearn.viz.table: the numeric tables of the book's pages."""
+"""rbdlearn.viz: the numeric tables of the book's pages, seed 000's socket and plug, the
+animation player, and the numeric helpers at the end of each chapter's module."""
 
 from rbdlearn.viz import table
 
@@ -164,3 +165,97 @@ def test_to_jshtml_refuses_frames_beyond_the_embed_limit():
     with matplotlib.rc_context({"animation.embed_limit": 0.002}):       # 2 kB
         with pytest.raises(ValueError, match="embed_limit"):
             _player(lambda a: rbd.viz.to_jshtml(a))
+
+
+# --- the pictures' numeric helpers, each against an independent computation --------------------
+
+def test_chain_geometry_of_a_planar_chain():
+    """Links along (cos Σq, sin Σq) in the y-z plane: joints at the ends, centres halfway."""
+    lengths = [1.0, 0.8, 0.6]
+    model = rbd.planar_chain(3, length=lengths, mass=[2.0, 1.0, 0.8])
+    q = np.array([0.3, -1.1, 0.7])
+    g = rbd.viz.chain_geometry(model, q)
+    ends = [np.zeros(2)]
+    for i, l in enumerate(lengths):
+        a = q[:i + 1].sum()
+        ends.append(ends[-1] + l * np.array([np.cos(a), np.sin(a)]))
+    ends = np.array(ends)
+    assert np.allclose(g["origins"][1:], ends[:-1]) and np.allclose(g["origins"][0], 0)
+    assert np.allclose(g["tips"], ends[1:])
+    assert np.allclose(g["coms"], (ends[:-1] + ends[1:]) / 2)
+
+
+@pytest.mark.parametrize("v", [[1.5, 0, 0, 0, 0.4, -0.9], [-0.3, 0, 0, 0, 2.0, 1.0]])
+def test_motion_centre_is_the_point_at_rest(v):
+    v = np.array(v, dtype=float)
+    P = rbd.viz.motion_centre_2d(v)
+    v_P = S.plux(np.eye(3), [0.0, *P]) @ v
+    assert np.allclose(v_P[3:], 0) and np.isclose(v_P[0], v[0])
+    assert rbd.viz.motion_centre_2d([0, 0, 0, 0, 1.0, 2.0]) is None     # a translation
+
+
+@pytest.mark.parametrize("f", [[0.7, 0, 0, 0, 1.0, -2.0], [-1.2, 0, 0, 0, 0.0, 3.0]])
+def test_force_line_passes_where_the_moment_vanishes(f):
+    f = np.array(f, dtype=float)
+    P0, u = rbd.viz.force_line_2d(f)
+    for s in (0.0, 1.7, -3.0):                 # every point of the line: no moment about it
+        P = P0 + s * u
+        f_P = S.force_X(S.plux(np.eye(3), [0.0, *P])) @ f
+        assert np.isclose(f_P[0], 0, atol=1e-12)
+    assert np.isclose(P0 @ u, 0)                       # the point of the line nearest to O
+    assert np.allclose(u * np.hypot(f[4], f[5]), f[4:])
+    assert rbd.viz.force_line_2d([1.0, 0, 0, 0, 0, 0]) is None          # a couple
+
+
+def test_torque_parts_add_up_and_split_as_the_equation_of_motion():
+    model = rbd.planar_chain(3)
+    rng = np.random.default_rng(4)
+    q, qd, qdd = (rng.uniform(-2, 2, 3) for _ in range(3))
+    parts = rbd.viz.torque_parts(model, q, qd, qdd)
+    assert np.allclose(parts["gravity"] + parts["velocity"] + parts["inertial"], parts["total"])
+    assert np.allclose(parts["inertial"], rbd.crba(model, q) @ qdd)     # H(q) q̈, by CRBA
+    tau_nog = rbd.rnea(rbd.without_gravity(model), q, qd, np.zeros(3))
+    assert np.allclose(parts["velocity"], tau_nog)                      # C(q, q̇) q̇
+
+
+def test_transmitted_forces_carry_the_weight_and_the_joint_torques():
+    model = rbd.planar_chain(3, mass=[2.0, 1.5, 1.0])
+    q = np.array([0.4, -0.8, 1.2])
+    zero = np.zeros(3)
+    f = rbd.viz.transmitted_forces(model, q, zero, zero)
+    # at rest, the base holds up the whole arm: 4.5 kg·g upwards
+    assert np.allclose(f[1][3:], [0, 0, 4.5 * 9.81])
+    # each joint's torque is its axis (base coordinates) against its transmitted force
+    rng = np.random.default_rng(2)
+    qd, qdd = rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
+    f = rbd.viz.transmitted_forces(model, q, qd, qdd)
+    X0 = rbd.forward_kinematics(model, q)
+    tau = rbd.rnea(model, q, qd, qdd)
+    for i in range(1, 4):
+        axis = S.inv_X(X0[i]) @ model.joints[i].S(q[i - 1:i])[:, 0]
+        assert np.isclose(axis @ f[i], tau[i - 1])
+
+
+def test_pointer_layout_places_leaves_in_order_and_parents_over_children():
+    model = rbd.random_tree(9, seed=7, p_chain=0.3)
+    x, depth = rbd.viz.pointer_layout(model)
+    children = {i: [k for k in range(1, 10) if model.parent[k] == i] for i in range(10)}
+    leaves = [i for i in range(10) if not children[i]]
+    assert sorted(x[leaves]) == list(range(len(leaves)))
+    for i in range(10):
+        assert depth[i] == len(model.ancestors(i))
+        if children[i]:
+            assert np.isclose(x[i], np.mean(x[children[i]]))
+
+
+def test_loop_geometry_meets_only_when_assembled():
+    mech = rbd.closed_chains.four_bar()
+    q_open = np.array([1.0, -2.0, 1.5, 0.0])
+    q = rbd.closed_chains.assemble(mech, q_open, independent=[0])
+    virtual = mech.loops[0].virtual
+    origins, targets = rbd.viz.loop_geometry(mech, q)
+    assert np.allclose(origins[virtual], targets[0], atol=1e-9)
+    X0 = rbd.forward_kinematics(mech.model, q)
+    assert np.allclose(origins, [rbd.body_pose(X)[1][1:] for X in X0])
+    origins, targets = rbd.viz.loop_geometry(mech, q_open)
+    assert np.linalg.norm(origins[virtual] - targets[0]) > 1e-3

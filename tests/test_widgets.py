@@ -1,5 +1,7 @@
 """The explorers' kernel-free form (rbdlearn.widgets.precomputed): what the book's HTML
-pages show where no kernel runs. tests/test_browser.py moves its controls in Chromium."""
+pages show where no kernel runs (tests/test_browser.py moves its controls in Chromium);
+and the numeric helpers at the end of each chapter's module of rbdlearn.widgets, each
+against an independent computation."""
 
 import hashlib
 
@@ -43,7 +45,7 @@ def test_one_frame_per_combination_of_the_views(aba_steps):
     # each frame is the live widget's picture at that combination
     box.controls["tree"].value, box.controls["step"].value = trees[1], 3
     frame = pictures[1 * len(steps) + 3].value
-    assert frame == widgets._small_png(box.children[0].value)
+    assert frame == widgets.core.small_png(box.children[0].value)
     assert readouts[1 * len(steps) + 3].value == box.html.value
     # the steps of one tree differ until the last; a short tree repeats its last step
     first = [hashlib.md5(p.value).hexdigest() for p in pictures[:len(steps)]]
@@ -81,7 +83,7 @@ def test_each_frame_is_what_the_live_widget_shows_there(make, picks):
         i = int(np.ravel_multi_index([kept[n].index(k) for n, k in zip(names, combo)],
                                      [len(kept[n]) for n in names]))
         assert readouts[i].value == live.html.value
-        assert pictures[i].value == widgets._small_png(live.children[0].value)
+        assert pictures[i].value == widgets.core.small_png(live.children[0].value)
 
 
 def test_the_selectors_start_where_the_live_widget_does(aba_steps):
@@ -111,3 +113,214 @@ def test_display_shows_the_kernel_free_form_only_when_asked(monkeypatch):
     monkeypatch.setenv("RBDLEARN_STATIC_WIDGETS", "1")
     shown = box._repr_mimebundle_()[view]["model_id"]
     assert shown == box.static.model_id != box.model_id
+
+
+# --- the explorers' numeric helpers, each against an independent computation -------------------
+
+import math  # noqa: E402
+
+import rbdlearn as rbd  # noqa: E402
+from rbdlearn import viz  # noqa: E402
+from rbdlearn.spatial import plux  # noqa: E402
+
+
+def _tip_jacobian(model, q, tip, h=1e-6):
+    """The tip's (y, z) Jacobian by central differences of the forward kinematics."""
+    def tip_yz(q):
+        R, p = rbd.body_pose(rbd.forward_kinematics(model, q)[model.N])
+        return (p + R @ tip)[1:]
+    cols = [(tip_yz(q + h * e) - tip_yz(q - h * e)) / (2 * h) for e in np.eye(len(q))]
+    return np.array(cols).T
+
+
+def test_with_payload_adds_a_point_mass_at_the_tip():
+    """A point mass m at the tip adds m JᵀJ to H (J: the tip's linear Jacobian)."""
+    arm = rbd.planar_chain(3, length=[1.0, 0.8, 0.6], mass=[2.0, 1.0, 0.8])
+    q = np.array([0.4, -0.7, 1.1])
+    heavy = widgets.with_payload(arm, 1.5, 0.6)
+    J = _tip_jacobian(arm, q, np.array([0.0, 0.6, 0.0]))
+    assert np.allclose(rbd.crba(heavy, q) - rbd.crba(arm, q), 1.5 * J.T @ J, atol=1e-7)
+    assert np.allclose(rbd.crba(widgets.with_payload(arm, 0.0, 0.6), q), rbd.crba(arm, q))
+
+
+def test_plate_body_is_the_integral_of_its_mass():
+    """Spatial inertia of a uniform lamina by 2x2 Gauss points (exact for second moments)."""
+    m, w, h, com = 2.0, 1.2, 0.5, (0.6, 0.2)
+    I, corners = widgets.plate_body(m, w, h, com)
+    x, wts = np.polynomial.legendre.leggauss(2)
+    expected = np.zeros((6, 6))
+    for a, wa in zip(x, wts):
+        for b, wb in zip(x, wts):
+            p = np.array([0.0, com[0] + a * w / 2, com[1] + b * h / 2])
+            mass = m * wa * wb / 4
+            px = np.array([[0, -p[2], p[1]], [p[2], 0, -p[0]], [-p[1], p[0], 0]])
+            expected += mass * np.block([[px @ px.T, px], [px.T, np.eye(3)]])
+    assert np.allclose(I, expected, atol=1e-12)
+    assert np.allclose(corners.mean(axis=0), com)
+    assert np.allclose(np.ptp(corners, axis=0), (w, h))
+
+
+def test_motion_subspaces_and_the_applied_force():
+    P = (0.7, -0.3)
+    S = widgets.hinge_S(P)[:, 0]
+    w, v_O = S[:3], S[3:]
+    assert np.allclose(w, [1, 0, 0])
+    assert np.allclose(v_O + np.cross(w, [0.0, *P]), 0)       # the hinge point stays still
+    for angle in (0.0, 0.8, -2.5):
+        s = widgets.slider_S(angle)[:, 0]
+        assert np.allclose(s, [0, 0, 0, 0, math.cos(angle), math.sin(angle)])
+    assert np.allclose(widgets.PLANE_S.T @ widgets.PLANE_S, np.eye(3))
+    planar = np.array([0.3, 0, 0, 0, -1.2, 0.4])               # ω_x, v_y, v_z
+    assert np.allclose(widgets.PLANE_S @ (widgets.PLANE_S.T @ planar), planar)
+    A, F = (1.2, 0.2), (0.5, -2.0)
+    f = widgets.applied_force(A, F)
+    assert np.allclose(f, np.r_[np.cross([0.0, *A], [0.0, *F]), 0.0, F[0], F[1]])
+
+
+def _felt_by_lagrange(q2, m2, l1=1.0, l2=1.0, m1=1.0):
+    """Masses felt at body 1's centre of mass along its y and z axes (body 1 at angle 0),
+    from the mass matrix of two planar rods in coordinates (y, z, θ, φ): body 1's centre,
+    its angle, joint 2's angle. Returns {"own", "articulated", "rigid"}: (m_y, m_z)."""
+    def perp(a):
+        return np.array([-a[1], a[0]])                       # e_x × (y, z)
+    u = np.array([math.cos(q2), math.sin(q2)])
+    J1 = np.hstack([np.eye(2), np.zeros((2, 2))])
+    J2 = np.column_stack([[1, 0], [0, 1], perp(np.array([l1 / 2, 0]) + l2 / 2 * u),
+                          perp(l2 / 2 * u)])
+    M = m1 * J1.T @ J1 + m2 * J2.T @ J2
+    M[2, 2] += m1 * l1 ** 2 / 12
+    M[2:, 2:] += m2 * l2 ** 2 / 12 * np.ones((2, 2))
+    felt = {}
+    for name, keep in (("articulated", 4), ("rigid", 3)):
+        Minv = np.linalg.inv(M[:keep, :keep])
+        felt[name] = (1 / Minv[0, 0], 1 / Minv[1, 1])
+    felt["own"] = (m1, m1)
+    return felt
+
+
+@pytest.mark.parametrize("q2, m2", [(0.8, 1.0), (-2.1, 2.5), (0.0, 0.3)])
+def test_felt_masses_are_those_of_the_two_rods(q2, m2):
+    mats = widgets.felt_inertias(q2, m2)
+    expected = _felt_by_lagrange(q2, m2)
+    for name, M in mats.items():
+        assert np.allclose(widgets.felt_masses(M), expected[name], rtol=1e-9), name
+    # locking joint 2 adds a rank-one inertia, U D⁻¹ Uᵀ (seed 000 eq. 25)
+    diff = mats["rigid"] - mats["articulated"]
+    assert np.linalg.matrix_rank(diff, tol=1e-9) == 1
+    assert np.linalg.eigvalsh(diff).min() > -1e-12
+    assert np.allclose(mats["rigid"][:3, :3], (1.0 + m2) * np.eye(3))
+
+
+def test_inward_pass_steps_end_at_the_abas_articulated_inertias():
+    for name, (model, q) in widgets.small_trees().items():
+        steps = widgets.inward_pass_steps(model, q)
+        assert len(steps) == model.N + 1, name
+        zero = np.zeros(model.nv)
+        _, I_hat, _ = rbd.aba_local_frame(model, q, zero, zero, return_articulated=True)
+        for i in range(1, model.N + 1):
+            assert np.allclose(steps[-1][i], I_hat[i], atol=1e-10), (name, i)
+            # step 0: nothing added yet, every body its own inertia (mass m_i on the diagonal)
+            m_i = rbd.spatial.inertia_params(model.I[i])[0]
+            assert np.allclose(steps[0][i][:3, :3], m_i * np.eye(3)), (name, i)
+            leaf = not any(model.parent[k] == i for k in range(1, model.N + 1))
+            if leaf:
+                assert np.allclose(steps[0][i], steps[-1][i]), (name, i)
+
+
+def test_small_trees_are_the_explorers_trees():
+    trees, again = widgets.small_trees(), widgets.small_trees()
+    kinds = {name: {type(j).__name__ for j in model.joints[1:]}
+             for name, (model, _) in trees.items()}
+    assert "Spherical" in kinds["chain with a ball joint"]
+    assert "Free" in kinds["floating base + 2 bodies"]
+    for name, (model, q) in trees.items():
+        assert 2 <= model.N <= 5 and q.shape == (model.nq,), name
+        assert np.array_equal(q, again[name][1]), name          # seeded: same every time
+        for i in range(1, model.N + 1):
+            block = q[model.q_slices[i]]
+            if type(model.joints[i]).__name__ in ("Spherical", "Free"):
+                assert math.isclose(np.linalg.norm(block[-4:]), 1.0), (name, i)
+
+
+def test_parse_parents_and_tree_from_parents():
+    assert widgets.parse_parents("0, 1 1,2") == [0, 1, 1, 2]
+    for bad in ("0 a", "", " , "):
+        with pytest.raises(rbd.RbdlearnError):
+            widgets.parse_parents(bad)
+    model = widgets.tree_from_parents([0, 1, 1, 2])
+    assert list(model.parent) == [-1, 0, 1, 1, 2]
+    with pytest.raises(ValueError):
+        widgets.tree_from_parents([0, 2])                       # parent[2] = 2 is not < 2
+
+
+@pytest.mark.parametrize("parents", ["0 1 2 1 4 4 3", "0 0 1 2 2"])
+def test_fill_owner_marks_the_zeros_of_H(parents):
+    model = widgets.tree_from_parents(widgets.parse_parents(parents))
+    owner = widgets.fill_owner(model)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        H = rbd.crba(model, rng.uniform(-np.pi, np.pi, model.nq))
+        assert np.all(np.abs(H[owner == 0]) < 1e-12)
+        assert np.all(np.abs(H[owner > 0]) > 1e-9)              # random bodies: none vanish
+    for k in range(1, model.N + 1):                            # revolute: velocity k is body k
+        for l in range(1, model.N + 1):
+            related = k in model.ancestors(l) or l in model.ancestors(k)
+            assert owner[k - 1, l - 1] == (max(k, l) if related else 0)
+
+
+def test_floor_arm_posture_puts_the_hand_on_the_floor():
+    arm = rbd.constrained.PlanarArmOnFloor(2)
+    for y in (0.2, 0.5, 0.966):
+        q = widgets.floor_arm_posture(y)
+        g = viz.chain_geometry(arm.model, q)
+        assert np.allclose(g["tips"][-1], (y, 0.0), atol=1e-12)
+        assert g["origins"][2][1] < 0                          # the elbow below the floor: a V
+    for bad in (0.0, 1.0, -0.3):
+        with pytest.raises(rbd.RbdlearnError, match="within reach"):
+            widgets.floor_arm_posture(bad)
+
+
+def test_floor_arm_run_keeps_the_hand_on_the_floor():
+    arm, traj = widgets.floor_arm_run((0.0, -1.225), 0.01, 0.966, t_end=0.3, dt=0.05)
+    assert np.allclose(traj.q[0], widgets.floor_arm_posture(0.966))
+    assert np.allclose(traj.qd[0], 0)
+    assert np.allclose(traj.t, np.arange(0, 0.3 + 1e-9, 0.05))
+    assert np.abs(traj.C).max() < 1e-9                         # the constraint holds
+    for k in range(len(traj.t)):
+        hand = viz.chain_geometry(arm.model, traj.q[k])["tips"][-1]
+        assert np.allclose(hand, traj.r[k, 1:], atol=1e-9)
+
+
+def test_four_bar_sweep_closes_the_loop_on_one_branch():
+    mech = rbd.closed_chains.four_bar()
+    angles = np.linspace(0.0, 2 * np.pi, 61)
+    sweep = widgets.four_bar_sweep(mech, angles)
+    assert np.allclose(sweep["q"][:, 0], angles)                # the crank is held
+    for q in sweep["q"]:
+        origins, targets = viz.loop_geometry(mech, q)
+        assert np.allclose(origins[mech.loops[0].virtual], targets[0], atol=1e-9)
+    assert np.abs(np.diff(sweep["q"], axis=0)).max() < 0.5      # no jump to the other branch
+    n = np.arange(len(angles))
+    assert np.allclose(sweep["cond_pivoted"], sweep["cond"][n, sweep["G_pivoted"]])
+    assert len(widgets.FOUR_BAR_JOINTS) == mech.model.nv == 4
+
+
+def test_a_new_tree_draws_what_a_fresh_explorer_draws():
+    """crb_fill_explorer keeps its axes from tree to tree, aba_step_explorer makes every
+    tree's panels once: the pictures are those of an explorer that starts there."""
+    for before, after in (("0 1 2 1 4 4 3", "0 1 1 2 2 3 3 1 8"), ("0 1 1 2", "0 1")):
+        box, fresh = widgets.crb_fill_explorer(before), widgets.crb_fill_explorer(after)
+        box.controls["parents"].value = after
+        for k in (0, 2):
+            box.controls["step"].value = fresh.controls["step"].value = k
+            assert box.children[0].value == fresh.children[0].value, (before, after, k)
+            assert box.html.value == fresh.html.value
+    box = widgets.aba_step_explorer()
+    names = box.views["tree"]
+    box.controls["step"].value = 2
+    for name in (names[1], names[3], names[0]):
+        box.controls["tree"].value = name
+        fresh = widgets.aba_step_explorer()
+        fresh.controls["tree"].value = name
+        fresh.controls["step"].value = 2
+        assert box.children[0].value == fresh.children[0].value, name

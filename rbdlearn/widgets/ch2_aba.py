@@ -1,0 +1,334 @@
+"""Explorers of Chapter 2 (the ABA): frames propagated along a tree (§1,
+:func:`propagation_explorer`), the inertia body 1 feels (§2,
+:func:`articulated_inertia_explorer`), the inward pass step by step (§3,
+:func:`aba_step_explorer`), the ball joint (§4, :func:`ball_joint_explorer`), a contact
+impulse (§5, :func:`contact_explorer`) and runs through contact (§6,
+:func:`contact_run_explorer`)."""
+
+import itertools
+import math
+
+import ipywidgets as W
+import numpy as np
+
+from .. import (Fixed, Model, aba_local_frame, energy, floating_base, planar_chain, random_q,
+                random_tree)
+from ..joints import from_swing_twist, swing_twist, swing_twist_limit_violation
+from ..joints import zyx_angles  # re-exported: notebooks call widgets.zyx_angles (ch. 2, 5)
+from ..spatial import mcI
+from ..viz import CONTACT_ARM, draw_ball_joint, draw_contact, draw_heatmap, draw_propagation
+from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
+
+__all__ = ["propagation_explorer", "articulated_inertia_explorer", "contact_explorer",
+           "ball_joint_explorer", "aba_step_explorer", "contact_run_explorer",
+           "felt_inertias", "felt_masses", "inward_pass_steps", "small_trees", "zyx_angles"]
+
+
+def propagation_explorer():
+    """Widget for seed 000 §1: sliders for a's angle and spin, b's position, velocity
+    and spin relative to a; shows C_ab's centripetal and Coriolis parts (eq. 9)."""
+    pic = Picture((5.0, 5.0))
+    ax = pic.fig.add_subplot()
+    ax.set(xlim=(-2.2, 2.2), ylim=(-2.2, 2.2), aspect="equal", xlabel="y", ylabel="z",
+           title="frame b relative to a spinning frame a")
+    draw = draw_propagation(ax)
+    pic.fig.tight_layout()
+    c = {"θ_a": slider("θ_a", 0.0, -3.14, 3.14), "ω_a": slider("ω_a", 1.0, -2, 2),
+         "r_y": slider("r_ab y", 1.2, -2, 2), "r_z": slider("r_ab z", 0.0, -2, 2),
+         "v_y": slider("v_ab y", 0.0, -2, 2), "v_z": slider("v_ab z", 1.0, -2, 2),
+         "ω_ab": slider("ω_ab", 0.0, -2, 2)}
+    html = W.HTML()
+
+    def update():
+        out = draw(c["θ_a"].value, c["ω_a"].value, (c["r_y"].value, c["r_z"].value),
+                   (c["v_y"].value, c["v_z"].value), c["ω_ab"].value)
+        pic.refresh()
+        html.value = readout("[linear; angular], b's axes\n"
+                      f"V_b  = {vec(out['V_b'])}\nC_ab = {vec(out['C_ab'])}\n"
+                      f"A_b  = {vec(out['A_b'])}\n(A_a = 0, A_ab = 0)")
+
+    return explorer_box(pic, c, html, update,
+                views={"ω_ab": grid_values(-2.0, 2.0, 0.5), "v_y": [-1.0, 0.0, 1.0]})
+
+
+def articulated_inertia_explorer():
+    """Widget for the ABA theorem: body 1 of a planar 2-link arm feels link 2 through
+    joint 2. Sliders for q2 and link 2's mass; heat maps of I_1, Î_1 and the rigid
+    composite, and the mass felt by a push along body 1's y and z axes."""
+    pic = Picture((8.6, 3.2))
+    axes = pic.fig.subplots(1, 3)
+    mats = felt_inertias(0.8, 1.0)
+    vmax = 3.0
+    draws = [draw_heatmap(ax, mats[k], t, vmax) for ax, k, t in zip(
+        axes, ("own", "articulated", "rigid"),
+        ("own $I_1$", "articulated $\\hat I_1$", "rigid (joint 2 locked)"))]
+    pic.fig.tight_layout()
+    c = {"q2": slider("q2", 0.8, -3.14, 3.14),
+         "m2": slider("m2 kg", 1.0, 0.1, 3.0)}     # not 0: a massless leaf has D = 0
+    html = W.HTML()
+
+    def update():
+        mats = felt_inertias(c["q2"].value, c["m2"].value)
+        for d, k in zip(draws, ("own", "articulated", "rigid")):
+            d(mats[k])
+        pic.refresh()
+        felt = {k: felt_masses(M) for k, M in mats.items()}
+        html.value = readout("mass felt by a push\nalong body 1's  y      z\n" + "\n".join(
+            f"{k:12s}{a:6.3f} {b:6.3f}" for k, (a, b) in felt.items()))
+
+    return explorer_box(pic, c, html, update,
+                views={"q2": grid_values(-2.8, 2.8, 0.4), "m2": [0.3, 1.0, 3.0]})
+
+
+def contact_explorer():
+    """Widget for seed 000 §2.8 used in a contact step: the tip of a planar 3-link arm
+    (:data:`CONTACT_ARM`) strikes the ground. Sliders for the configuration, the joint
+    velocities at impact, the restitution e and the friction μ; shows the impulse, the
+    tip velocity before and after, the mode (stick / slide), Δq̇ and the change of
+    kinetic energy."""
+    pic = Picture((5.0, 4.6))
+    ax = pic.fig.add_subplot()
+    ax.set(xlim=(-2.6, 2.6), ylim=(-2.8, 1.4), aspect="equal", xlabel="y [m]",
+           ylabel="z [m]", title="an impact at the tip")
+    draw = draw_contact(ax)
+    ax.legend(loc="upper left", fontsize=8.5)
+    pic.fig.tight_layout()
+    c = {"q1": slider("q1", -0.8, -3.14, 0.0), "q2": slider("q2", -0.3, -2.5, 2.5),
+         "q3": slider("q3", 0.1, -2.5, 2.5), "qd1": slider("q̇1", -1.9, -4, 4),
+         "qd2": slider("q̇2", 1.0, -4, 4), "qd3": slider("q̇3", 0.2, -4, 4),
+         "e": slider("e", 0.5, 0.0, 1.0), "mu": slider("μ", 0.3, 0.0, 1.5)}
+    html = W.HTML()
+
+    def update():
+        q = np.array([c[f"q{k}"].value for k in (1, 2, 3)])
+        qd = np.array([c[f"qd{k}"].value for k in (1, 2, 3)])
+        res = draw(q, qd, c["e"].value, c["mu"].value)
+        pic.refresh()
+        Pn, Pt = res.P[2], res.P[1]
+        ratio = f"{abs(Pt) / Pn:.3f}" if Pn > 0 else "—"
+        html.value = readout(f"mode      {res.mode}\n"
+                      f"v before  (y, z) = {vec(res.v_before[1:])} m/s\n"
+                      f"v after   (y, z) = {vec(res.v_after[1:])} m/s\n"
+                      f"impulse P (y, z) = {vec(res.P[1:])} N s\n"
+                      f"|P_t| / P_n      = {ratio}\n"
+                      f"Δq̇              = {vec(res.dqd)} rad/s\n"
+                      f"kinetic energy change = {energy(CONTACT_ARM, q, qd + res.dqd) - energy(CONTACT_ARM, q, qd):+.3f} J")
+
+    return explorer_box(pic, c, html, update,
+                views={"e": grid_values(0.0, 1.0, 0.25), "mu": [0.0, 0.15, 0.3, 0.6, 1.0, 1.5]})
+
+
+def ball_joint_explorer(swing_max=math.radians(40)):
+    """Widget for seed 000 §2.5.3: sliders for the azimuth φ of the swing, the swing and
+    twist angles and the cone limit; shows socket and plug frames and the cone, and
+    reads out R = R_swing(φ, θ_s) Rz(θ_t) (:func:`rbdlearn.joints.from_swing_twist`),
+    the angles recovered from R (eqs. 27, 29), the ZYX Euler angles of the same R with
+    det(SᵀS) = cos² q_y, and the limit functions g (≤ 0 inside the limit)."""
+    pic = Picture((4.4, 4.4), dpi=72)
+    ax = pic.fig.add_subplot(projection="3d")
+    ax.view_init(elev=20, azim=35)
+    draw = draw_ball_joint(ax, swing_max)
+    pic.fig.subplots_adjust(0, 0, 1, 1)
+    c = {"φ": slider("φ", 0.0, -3.14, 3.14), "swing": slider("swing", 0.5, 0.0, 3.0),
+         "twist": slider("twist", 0.3, -3.14, 3.14),
+         "limit": slider("swing max", swing_max, 0.05, 3.0)}
+    html = W.HTML()
+
+    def update():
+        R = from_swing_twist(c["φ"].value, c["swing"].value, c["twist"].value)
+        draw(R, c["limit"].value)
+        pic.refresh()
+        swing, twist = swing_twist(R)
+        qz, qy, qx = zyx_angles(R)
+        g, _ = swing_twist_limit_violation(R, c["limit"].value)
+        html.value = readout(
+            "R =\n" +
+            "\n".join(vec(row, 3) for row in R) +
+            f"\n\nfrom R:  swing = arccos R_zz   = {swing:+.3f}\n"
+            f"         twist (corr. eq. 29) = {twist:+.3f}\n"
+            f"ZYX:     (q_z, q_y, q_x) = {vec((qz, qy, qx), 3)}\n"
+            f"         det(SᵀS) = cos² q_y = {math.cos(qy) ** 2:.3f}\n"
+            f"limit:   g_swing = {g[0]:+.3f}  "
+            f"({'outside' if g[0] > 0 else 'inside'} the cone)")
+
+    return explorer_box(pic, c, html, update,
+                views={"swing": grid_values(0.0, 3.0, 0.25), "φ": [-1.57, 0.0, 1.57]})
+
+
+def aba_step_explorer():
+    """Step through the ABA's inward pass on a small tree: one 6x6 heat map of Î per body."""
+    trees = small_trees()
+    pic = Picture((10.0, 2.6))
+    html = W.HTML()
+    c = {"tree": W.Dropdown(options=list(trees), description="tree",
+                            layout=control_layout()),
+         "step": W.IntSlider(value=0, min=0, max=5, description="step",
+                             layout=control_layout())}
+
+    # every tree's panels are made here, hidden: picking a tree only shows its own
+    panels, steps_of = {}, {}
+    for name, (model, q) in trees.items():
+        steps = steps_of[name] = inward_pass_steps(model, q)
+        vmax = max(np.abs(M).max() for M in steps[-1][1:])
+        axes = np.atleast_1d(pic.fig.subplots(1, model.N))
+        panels[name] = (axes, [draw_heatmap(ax, steps[0][i], "", vmax)
+                               for i, ax in zip(range(1, model.N + 1), axes)])
+        for ax in axes:
+            ax.set_xticks([]), ax.set_yticks([])
+            ax.set_visible(False)
+    title = pic.fig.suptitle("", fontsize=10)
+    pic.fig.subplots_adjust(top=0.8)          # room for the title over the panels
+    shown = {"name": None}
+
+    def update():
+        name = c["tree"].value
+        model, _ = trees[name]
+        steps = steps_of[name]
+        axes, draws = panels[name]
+        if shown["name"] != name:                # new tree: its panels instead
+            if shown["name"] is not None:
+                for ax in panels[shown["name"]][0]:
+                    ax.set_visible(False)
+            for ax in axes:
+                ax.set_visible(True)
+            c["step"].max = model.N
+            shown["name"] = name
+            html.value = readout("parent λ(i): " + str(model.parent[1:])
+                          + "\njoints: " + ", ".join(type(j).__name__ for j in model.joints[1:])
+                          + "\nstep s: bodies N … N−s+1 have added their\n"
+                            "contribution (eq. 25) to their parents")
+        s = min(c["step"].value, model.N)
+        for i, draw in enumerate(draws, start=1):
+            state = "final" if i > model.N - s else "next" if i == model.N - s else ""
+            draw(steps[s][i], f"body {i} {state}")
+        title.set_text(f"{name}: after {s} of {model.N} steps")
+        pic.refresh()
+
+    return explorer_box(pic, c, html, update,
+                views={"tree": list(trees),
+                       "step": list(range(max(m.N for m, _ in trees.values()) + 1))})
+
+
+def contact_run_explorer(runs, xlim, ylim, surface="below", force_scale=0.1,
+                         axis_labels=("y [m]", "z [m]"), frames=21, figsize=(5.6, 3.4)):
+    """Widget for §2.6: precomputed runs through contact, one picked by a drop-down (when
+    there are several), scrubbed by a time slider. ``runs`` {name: run}, each run a dict
+    with ``t`` (n times), ``lines`` (per time, a list of (k, 2) polylines in the drawing
+    plane), ``forces`` (per time, an (m, 4) array of arrows [x, y, f_x, f_y]: the contact
+    forces, drawn ``force_scale`` m per N) and ``text`` (per time, the read-out). The
+    surface z = 0 is shaded ``below`` or ``above`` it. The callback only moves the drawn
+    lines; the kernel-free form shows ``frames`` times per run."""
+    names = list(runs)
+    n_lines = max(len(ls) for run in runs.values() for ls in run["lines"])
+    pic = Picture(figsize, dpi=72)
+    ax = pic.fig.add_subplot()
+    ax.axhspan(*((ylim[0], 0.0) if surface == "below" else (0.0, ylim[1])), color="0.88")
+    ax.axhline(0.0, color="0.4", lw=1.2)
+    ax.set(xlim=xlim, ylim=ylim, aspect="equal", xlabel=axis_labels[0], ylabel=axis_labels[1])
+    lines = [ax.plot([], [], "-o", color="C0", lw=2, ms=3)[0] for _ in range(n_lines)]
+    n_arrows = max(len(f) for run in runs.values() for f in run["forces"])
+    arrows = ax.quiver(np.zeros(n_arrows), np.zeros(n_arrows), np.zeros(n_arrows),
+                       np.zeros(n_arrows), color="C3", angles="xy", scale_units="xy",
+                       scale=1, width=0.008, zorder=5)
+    label = ax.text(0.02, 0.95, "", transform=ax.transAxes, fontsize=9, va="top")
+    pic.fig.tight_layout()
+    t_end = min(float(run["t"][-1]) for run in runs.values())
+    dt = float(np.min(np.diff(next(iter(runs.values()))["t"])))
+    c = {"t": slider("t [s]", 0.0, 0.0, t_end, step=max(0.01, round(dt, 2)))}
+    if len(names) > 1:
+        c = {"run": W.Dropdown(options=names, value=names[0], description="run",
+                               layout=control_layout()), **c}
+    html = W.HTML()
+
+    def update():
+        run = runs[c["run"].value if "run" in c else names[0]]
+        k = int(np.argmin(np.abs(run["t"] - c["t"].value)))
+        for line, pts in itertools.zip_longest(lines, run["lines"][k]):
+            if line is not None:
+                pts = np.zeros((0, 2)) if pts is None else np.asarray(pts)
+                line.set_data(pts[:, 0], pts[:, 1])
+        f = np.zeros((n_arrows, 4))
+        f[:len(run["forces"][k])] = run["forces"][k]
+        arrows.set_offsets(f[:, :2])
+        arrows.set_UVC(force_scale * f[:, 2], force_scale * f[:, 3])
+        label.set_text(f"t = {run['t'][k]:.2f} s")
+        pic.refresh()
+        html.value = readout(run["text"][k])
+
+    views = {"t": grid_values(0.0, t_end, t_end / (frames - 1))}
+    if "run" in c:
+        views = {"run": names, **views}
+    return explorer_box(pic, c, html, update, views=views)
+
+
+# -------------------------------------------------------------------------------------
+# Chapter 2 numerics: no drawing in them, each tested in tests/test_widgets.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
+# felt_inertias, felt_masses, inward_pass_steps -> the ABA's module (aba / articulated);
+# small_trees -> models
+
+
+def felt_inertias(q2, m2, lengths=(1.0, 1.0), m1=1.0):
+    """Body 1 of a planar 2-link arm, in seed 000's centre-of-mass frame, [linear; angular]:
+    its own inertia I_1, its articulated inertia Î_1 (joint 2 free) and the composite
+    rigid inertia (joint 2 locked) — the last as Î_1 of the arm with link 2 welded on."""
+    arm = planar_chain(2, length=list(lengths), mass=[m1, m2])
+    q, zero = np.array([0.0, q2]), np.zeros(2)
+    _, I_hat, _ = aba_local_frame(arm, q, zero, zero, return_articulated=True)
+    locked = Model(parent=arm.parent, joints=[None, arm.joints[1], Fixed()],
+                   Xtree=[None, arm.Xtree[1], arm.joints[2].XJ([q2]) @ arm.Xtree[2]],
+                   I=arm.I, gravity=arm.gravity)
+    _, I_rigid, _ = aba_local_frame(locked, [0.0], [0.0], [0.0], return_articulated=True)
+    own = np.diag([m1] * 3 + [m1 * lengths[0] ** 2 / 12, 0.0, m1 * lengths[0] ** 2 / 12])
+    return {"own": own, "articulated": I_hat[1], "rigid": I_rigid[1]}
+
+
+def felt_masses(M):
+    """Mass felt by a push at body 1's centre of mass along its y and z axes, for the
+    planar motions (y, z, rotation about x): 1 / (e_kᵀ M_plane⁻¹ e_k)."""
+    plane = [1, 2, 3]
+    Minv = np.linalg.inv(np.asarray(M, dtype=float)[np.ix_(plane, plane)])
+    return 1 / Minv[0, 0], 1 / Minv[1, 1]
+
+
+def inward_pass_steps(model, q):
+    """Î of every body after each step of the ABA's inward pass (seed 000's frames).
+
+    ``steps[s][i]`` is body i's accumulated articulated inertia once bodies N, …, N−s+1
+    have been processed: its own inertia plus the contributions (eq. 25) of its
+    children processed so far. Each is computed as Î_i of the subtree of i without the
+    children not yet processed (at rest, τ = 0; Î depends on q only).
+    """
+    N = model.N
+    children = [[c for c in range(1, N + 1) if model.parent[c] == i] for i in range(N + 1)]
+    steps = []
+    for s in range(N + 1):
+        done = set(range(N - s + 1, N + 1))
+        mats = [None]
+        for i in range(1, N + 1):
+            drop = {b for c in children[i] if c not in done for b in model.subtree(c)}
+            keep = [b for b in model.subtree(i) if b not in drop]
+            new = {b: k for k, b in enumerate(keep, start=1)}
+            sub = Model(parent=[-1] + [0 if b == i else new[model.parent[b]] for b in keep],
+                        joints=[None] + [model.joints[b] for b in keep],
+                        Xtree=[None] + [model.Xtree[b] for b in keep],
+                        I=[None] + [model.I[b] for b in keep])
+            q_sub = np.concatenate([np.zeros(0)] + [q[model.q_slices[b]] for b in keep])
+            zero = np.zeros(sub.nv)
+            mats.append(aba_local_frame(sub, q_sub, zero, zero, return_articulated=True)[1][1])
+        steps.append(mats)
+    return steps
+
+
+def small_trees():
+    """A few small trees (name → (model, q)) for the ABA step-through."""
+    rng = np.random.default_rng(2)
+    trees = {"3-link planar chain": planar_chain(3),
+             "branching tree, 5 bodies": random_tree(5, seed=20, p_chain=0.4, joint_types=(
+                 "revolute", "prismatic", "spherical")),
+             "chain with a ball joint": random_tree(4, seed=11, p_chain=1.0,
+                                                    joint_types=("revolute", "spherical", "prismatic")),
+             "floating base + 2 bodies": floating_base(
+                 random_tree(2, seed=3, joint_types=("revolute",)),
+                 mcI(2.0, [0.1, 0.0, 0.0], np.diag([0.2, 0.3, 0.4])))}
+    return {name: (model, random_q(model, rng)) for name, model in trees.items()}

@@ -1,0 +1,103 @@
+"""Explorer of Chapter 4 (§4, beyond the paper): the paper's 2-link arm sliding on the floor,
+re-simulated as its torques, friction and start move (:func:`floor_arm_explorer`)."""
+
+import math
+
+import ipywidgets as W
+import numpy as np
+
+from ..constrained import PlanarArmOnFloor, simulate
+from ..errors import RbdlearnError
+from ..viz import draw_floor_arm
+from .core import Picture, explorer_box, grid_values, num, readout, slider, vec
+
+__all__ = ["floor_arm_explorer", "floor_arm_posture", "floor_arm_run"]
+
+
+def floor_arm_explorer(t_end=1.2, dt=0.05):
+    """Widget for Chapter 4: the paper's 2-link arm sliding on the floor. Sliders for the
+    torques τ₁, τ₂, the friction K and the hand's initial y (the posture follows by
+    :func:`floor_arm_posture`) re-run the short simulation (``t_end`` s at ``dt``,
+    :func:`floor_arm_run`); the time slider only moves the picture along the run. Only
+    the moving artists are redrawn over a stored background (blitting); the axes are
+    redrawn when a new run needs other force ranges."""
+    pic = Picture((7.6, 3.6))
+    grid = pic.fig.add_gridspec(2, 2, width_ratios=[1.05, 1])
+    ax_arm = pic.fig.add_subplot(grid[:, 0])
+    ax_z, ax_y = pic.fig.add_subplot(grid[0, 1]), pic.fig.add_subplot(grid[1, 1])
+    ax_arm.set_title("$^0f_i$ (green), $f_n$ (red), $10\\,f_t$ (orange)", fontsize=10)
+    show = draw_floor_arm(ax_arm, ax_z, ax_y, friction_scale=10.0)
+    pic.fig.tight_layout()
+    c = {"tau1": slider("τ1 [N m]", 0.0, -15, 15), "tau2": slider("τ2 [N m]", -1.225, -5, 5),
+         "K": slider("K", 0.01, 0.0, 0.5), "y0": slider("hand y0", 0.966, 0.2, 0.98),
+         "t": slider("t [s]", 0.0, 0.0, t_end, step=dt)}
+    html = W.HTML()
+    state = {"key": None}
+    # the last runs, by (τ1, τ2, K, y0): a run comes back without a new simulation (the
+    # kernel-free form visits each K once for every t)
+    runs = {}
+    canvas = pic.fig.canvas
+
+    def blit():
+        canvas.restore_region(state["background"])
+        for artist in show.artists:
+            pic.fig.draw_artist(artist)
+
+    def update():
+        key = (c["tau1"].value, c["tau2"].value, c["K"].value, c["y0"].value)
+        if key != state["key"]:
+            if key not in runs:
+                try:
+                    runs[key] = floor_arm_run(key[:2], key[2], key[3], t_end, dt)
+                except ValueError as err:      # a singular posture, or a run that blew up
+                    html.value = readout(err, error=True)
+                    return
+                if len(runs) > 16:
+                    del runs[next(iter(runs))]             # the oldest
+            arm, traj = runs[key]
+            state.update(key=key, arm=arm, traj=traj, fresh=True)
+        arm, traj = state["arm"], state["traj"]
+        k = traj.at(c["t"].value)
+        if show(arm, traj, k, new_run=state["fresh"]) or "background" not in state:
+            for artist in show.artists:           # moving parts: drawn over the background
+                artist.set_animated(True)
+            canvas.draw()                         # the slow path: axes, ticks, labels
+            state["background"] = canvas.copy_from_bbox(pic.fig.bbox)
+        state["fresh"] = False
+        pic.refresh(blit)
+        f = traj.link_forces[k]
+        html.value = readout(f"t = {traj.t[k]:.2f} s   q = {vec(traj.q[k])} rad\n"
+                      f"hand y = {traj.r[k, 1]:.3f} m, |C| = {abs(traj.C[k]):.1e} m\n"
+                      f"f_n = {num(traj.f_n[k], 3)} N   f_t = {num(traj.f_t[k, 1], 3)} N\n"
+                      f"⁰f_1 (y, z) = {vec(f[0, 1:], 3)} N\n"
+                      f"⁰f_2 (y, z) = {vec(f[1, 1:], 3)} N")
+
+    return explorer_box(pic, c, html, update,
+                views={"t": grid_values(0.0, t_end, 0.1), "K": [0.0, 0.01, 0.1]})
+
+
+# -------------------------------------------------------------------------------------
+# Chapter 4 numerics: no drawing in them, each tested in tests/test_widgets.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
+# floor_arm_posture, floor_arm_run -> constrained (or models, with PlanarArmOnFloor)
+
+
+def floor_arm_posture(y, length=0.5):
+    """The posture of the 2-link :func:`rbdlearn.constrained.PlanarArmOnFloor` (two links
+    of ``length``) with the hand on the floor at distance ``y`` from the base and both
+    links below it, the paper's V: q = [−π/2 − φ, 2φ] with cos φ = y / (2 l)."""
+    if not 0 < y < 2 * length:
+        raise RbdlearnError(f"the hand must be on the floor within reach, "
+                            f"0 < y < {2 * length:g} m; got y = {y!r}")
+    phi = math.acos(y / (2 * length))
+    return np.array([-math.pi / 2 - phi, 2 * phi])
+
+
+def floor_arm_run(tau, K, y0, t_end=1.2, dt=0.05, inertia=0.5 ** 2 / 3):
+    """The 2-link arm of the paper's §5.2 (I = m l²/3) started at rest with the hand at
+    ``y0``, driven by constant ``tau``, friction ``K``: ``(arm, trajectory)`` from
+    :func:`rbdlearn.constrained.simulate` with the KKT solution (cheap enough for a
+    slider: about 2 ms per RK4 step, forces included)."""
+    arm = PlanarArmOnFloor(2, inertia=inertia, friction=K)
+    return arm, simulate(arm, floor_arm_posture(y0), np.asarray(tau, dtype=float), t_end, dt,
+                         method="kkt")

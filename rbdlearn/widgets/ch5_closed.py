@@ -1,0 +1,143 @@
+"""Explorers of Chapter 5 (closed chains): the four-bar assembled as its crank turns, with
+the conditioning of each split (§1, :func:`four_bar_explorer`), and a human figure
+letting go of a bar (§3, :func:`bar_release_explorer`)."""
+
+import ipywidgets as W
+import numpy as np
+
+from .. import viz
+from ..closed_chains import assemble, choose_split, four_bar, loop_jacobian, reduction
+from ..viz import draw_figure_views
+from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
+
+__all__ = ["four_bar_explorer", "bar_release_explorer", "FOUR_BAR_JOINTS", "four_bar_sweep"]
+
+
+def four_bar_explorer(mech=None, n_sweep=121):
+    """The four-bar of ``closed_chains.four_bar`` (default geometry) with a slider for
+    the crank angle: each move assembles the loop (Newton on θ_S, crank held), draws
+    the linkage, and shows the pivoted split, H = −J_S⁻¹ J_G and cond(J_S) for every
+    choice of θ_G — also as curves over a full turn of the crank, with the current angle
+    marked."""
+    mech = four_bar() if mech is None else mech
+    angles = np.linspace(0.0, 2 * np.pi, n_sweep)
+    sweep = four_bar_sweep(mech, angles)
+    pic = Picture((8.2, 3.6))
+    ax, bx = pic.fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
+    ax.set(xlim=(-1.3, 3.3), ylim=(-1.6, 2.4), xlabel="y [m]", ylabel="z [m]",
+           title="four-bar, assembled")
+    draw = viz.draw_linkage(ax, mech, sweep["q"][0])
+    for k, name in enumerate(FOUR_BAR_JOINTS):
+        bx.semilogy(angles, np.minimum(sweep["cond"][:, k], 1e5), color=f"C{k}", lw=1.2,
+                    label=f"θ_G = {name}")
+    bx.semilogy(angles, sweep["cond_pivoted"], "k--", lw=2, label="pivoted")
+    bx.set(ylim=(1, 1e4), xlim=(0, 2 * np.pi), xlabel="crank angle [rad]",
+           ylabel="cond($J_S$)", title="conditioning of each split")
+    marker = bx.axvline(0.0, color="k", lw=0.8)
+    bx.legend(fontsize=8.5, loc="upper right", ncol=2)
+    pic.fig.tight_layout()
+    # blitting: the axes, curves and legend are drawn once; a move redraws only the
+    # linkage and the marker onto a copy of that background and encodes the pixels
+    moving = sorted(ax.lines, key=lambda artist: artist.get_zorder()) + [marker]
+    for artist in moving:
+        artist.set_animated(True)
+    canvas = pic.fig.canvas
+    canvas.draw()
+    background = canvas.copy_from_bbox(pic.fig.bbox)
+
+    def blit():
+        canvas.restore_region(background)
+        for artist in moving:
+            artist.axes.draw_artist(artist)
+    c = {"crank": slider("crank", 1.0, 0.0, 2 * np.pi)}
+    html = W.HTML()
+    crank_split = choose_split(mech, sweep["q"][0], independent=[0])
+    state = {"q": sweep["q"][0]}
+
+    def update():
+        a = c["crank"].value
+        nearest = sweep["q"][np.argmin(np.abs(angles - a))]      # same branch as the sweep
+        q = assemble(mech, np.r_[a, nearest[1:]], crank_split)
+        state["q"] = q
+        split = choose_split(mech, q)
+        r = reduction(mech, q, split=split)
+        JCm = r.JC[list(split.rows)]
+        conds = [np.linalg.cond(np.delete(JCm, k, axis=1)) for k in range(4)]
+        draw(q)
+        marker.set_xdata([a, a])
+        pic.refresh(blit)
+        names = [FOUR_BAR_JOINTS[k] for k in split.S]
+        html.value = readout(
+            f"θ_J = {vec(np.angle(np.exp(1j * q)))} rad (wrapped)\n\n"
+            f"pivoted split: θ_G = {FOUR_BAR_JOINTS[split.G[0]]}\n"
+            f"  θ_S = {', '.join(names)}\n  H = −J_S⁻¹J_G = {vec(r.H[:, 0])}\n\n"
+            "cond(J_S) with θ_G =\n" + "\n".join(
+                f"  {n:8s}{x:10.3g}" for n, x in zip(FOUR_BAR_JOINTS, conds))
+            + f"\n  pivoted {np.linalg.cond(r.JS):10.3g}")
+
+    box = explorer_box(pic, c, html, update,
+               views={"crank": grid_values(0.0, 6.25, 0.25)})
+    box.sweep, box.state = sweep, state
+    return box
+
+
+def bar_release_explorer(runs, bar_height):
+    """Widget for §5.1: a figure hangs from a bar by both hands and lets go with the right
+    hand. ``runs`` {release time: (t, skeletons, energy)} is computed beforehand (one
+    simulation per release time); the sliders pick the release time and the time t, and
+    the callback only moves the drawn lines."""
+    pic = Picture((6.4, 3.4), dpi=72)
+    axes = pic.fig.subplots(1, 2)
+    draw = draw_figure_views(axes, bar_height)
+    pic.fig.tight_layout()
+    releases = sorted(runs)
+    t_max = min(runs[r][0][-1] for r in releases)
+    c = {"release": W.SelectionSlider(options=[(f"{r:.2f} s", r) for r in releases],
+                                      value=releases[len(releases) // 2],
+                                      description="release", layout=control_layout()),
+         "t": slider("t [s]", 0.0, 0.0, float(t_max), step=0.025)}
+    html = W.HTML()
+
+    def update():
+        t, skeletons, E = runs[c["release"].value]
+        k = int(np.argmin(np.abs(t - c["t"].value)))
+        draw(skeletons[k])
+        pic.refresh()
+        phase = "both hands" if t[k] < c["release"].value - 1e-9 else "left hand only"
+        html.value = readout(f"t = {t[k]:.3f} s   ({phase})\n"
+                      f"energy (mechanical + springs) = {E[k]:.2f} J\n"
+                      f"change since t = 0            = {E[k] - E[0]:+.3f} J")
+
+    return explorer_box(pic, c, html, update,
+                views={"release": releases, "t": grid_values(0.0, float(t_max), t_max / 12)})
+
+
+# -------------------------------------------------------------------------------------
+# Chapter 5 numerics: no drawing in them, each tested in tests/test_widgets.py.
+# Their home is an algorithm module (named below): they move there after issue 27.
+# FOUR_BAR_JOINTS, four_bar_sweep -> closed_chains (loops: assemble, choose_split)
+
+FOUR_BAR_JOINTS = ("crank", "coupler", "rocker", "cut")
+"""The four-bar's joint velocities θ̇_J in order: three real joints and the cut joint."""
+
+
+def four_bar_sweep(mech, angles, guess=(0.8, -2.6, 1.8)):
+    """The four-bar assembled at each crank angle (crank = θ_G while assembling; each
+    assembly starts from the previous one, so the linkage stays on one branch) and
+    cond(J_S) for every choice of the single independent joint θ_G, and for the
+    pivoted choice of ``choose_split``. Returns a dict of arrays: ``q`` (n, 4),
+    ``cond`` (n, 4: column k for θ_G = joint k), ``cond_pivoted`` (n), ``G_pivoted`` (n)."""
+    crank_split = choose_split(mech, assemble(mech, [angles[0], *guess], independent=[0]),
+                               independent=[0])
+    qs, conds, cond_p, G_p = [], [], [], []
+    q = np.array([angles[0], *guess])
+    for a in angles:
+        q = assemble(mech, np.r_[a, q[1:]], crank_split)
+        JCm = loop_jacobian(mech, q)[list(crank_split.rows)]
+        conds.append([np.linalg.cond(np.delete(JCm, k, axis=1)) for k in range(4)])
+        split = choose_split(mech, q)
+        cond_p.append(np.linalg.cond(JCm[:, list(split.S)]))
+        G_p.append(split.G[0])
+        qs.append(q)
+    return {"q": np.array(qs), "cond": np.array(conds), "cond_pivoted": np.array(cond_p),
+            "G_pivoted": np.array(G_p)}
