@@ -99,5 +99,5 @@ def floor_arm_run(tau, K, y0, t_end=1.2, dt=0.05, inertia=0.5 ** 2 / 3):
     :func:`rbdlearn.constrained.simulate` with the KKT solution (cheap enough for a
     slider: about 2 ms per RK4 step, forces included)."""
     arm = PlanarArmOnFloor(2, inertia=inertia, friction=K)
-    return arm, simulate(arm, floor_arm_posture(y0), np.asarray(tau, dtype=float), t_end, dt,
-                         method="kkt")
+    return arm, simulate(arm, floor_arm_posture(y0), np.zeros(2), t_end, dt,
+                         tau=np.asarray(tau, dtype=float), method="kkt")
