@@ -25,6 +25,7 @@ is the paper's f_t = K f_n, meant for f_n ≥ 0 (a surface that pushes).
 """
 
 import json
+import math
 from dataclasses import dataclass
 from importlib import resources
 
@@ -43,7 +44,8 @@ from .spatial import cross3, inertia_params, mv, skew
 __all__ = ["Surface", "floor", "sphere", "ConstrainedArm", "PlanarArmOnFloor",
            "SingularContact", "ContactState", "contact_state", "inverse_dynamics",
            "forward_dynamics", "forward_dynamics_kkt", "link_forces", "com_accelerations",
-           "paper_jacobians", "ConstrainedTrajectory", "simulate", "paper_values"]
+           "paper_jacobians", "ConstrainedTrajectory", "simulate", "floor_arm_posture",
+           "floor_arm_run", "paper_values"]
 
 
 class SingularContact(RbdlearnError):
@@ -469,6 +471,29 @@ def simulate(arm, q0, qd0, t_end, dt, *, tau=None, method="ne"):
     _, f = rnea(model, traj.q, traj.qd, qdd, {arm.body: F_hand}, return_forces=True)
     lf = link_forces(arm, traj.q, f)
     return ConstrainedTrajectory(traj.t, traj.q, traj.qd, qdd, f_n, f_t, lf, r, C)
+
+
+# ----------------------------------------------- the 2-link arm on the floor (§4 of the chapter)
+
+def floor_arm_posture(y, length=0.5):
+    """The posture of the 2-link :func:`PlanarArmOnFloor` (two links
+    of ``length``) with the hand on the floor at distance ``y`` from the base and both
+    links below it, the paper's V: q = [−π/2 − φ, 2φ] with cos φ = y / (2 l)."""
+    if not 0 < y < 2 * length:
+        raise RbdlearnError(f"the hand must be on the floor within reach, "
+                            f"0 < y < {2 * length:g} m; got y = {y!r}")
+    phi = math.acos(y / (2 * length))
+    return np.array([-math.pi / 2 - phi, 2 * phi])
+
+
+def floor_arm_run(tau, K, y0, t_end=1.2, dt=0.05, inertia=0.5 ** 2 / 3):
+    """The 2-link arm of the paper's §5.2 (I = m l²/3) started at rest with the hand at
+    ``y0``, driven by constant ``tau``, friction ``K``: ``(arm, trajectory)`` from
+    :func:`simulate` with the KKT solution (cheap enough for a
+    slider: about 2 ms per RK4 step, forces included)."""
+    arm = PlanarArmOnFloor(2, inertia=inertia, friction=K)
+    return arm, simulate(arm, floor_arm_posture(y0), np.zeros(2), t_end, dt,
+                         tau=np.asarray(tau, dtype=float), method="kkt")
 
 
 def paper_values():

@@ -12,6 +12,7 @@ import pytest
 import rbdlearn as rbd
 from conftest import random_inertia, rel_err
 from rbdlearn import closed_chains as cc
+from rbdlearn import viz
 from rbdlearn.closed_chains import loops
 
 # Pivoted splits, Newton closure, re-splits along simulations, pseudo-inverses: these
@@ -759,3 +760,17 @@ def test_swing_rejects_bad_parameters():
         cc.swing(fig, board=(3.0, -0.6, 0.25, 0.03))
     with pytest.raises(ValueError, match="pivots"):
         cc.swing(fig, top=-1.0)
+
+
+def test_four_bar_sweep_closes_the_loop_on_one_branch():
+    mech = cc.four_bar()
+    angles = np.linspace(0.0, 2 * np.pi, 61)
+    sweep = cc.four_bar_sweep(mech, angles)
+    assert np.allclose(sweep["q"][:, 0], angles)                # the crank is held
+    for q in sweep["q"]:
+        origins, targets = viz.loop_geometry(mech, q)
+        assert np.allclose(origins[mech.loops[0].virtual], targets[0], atol=1e-9)
+    assert np.abs(np.diff(sweep["q"], axis=0)).max() < 0.5      # no jump to the other branch
+    n = np.arange(len(angles))
+    assert np.allclose(sweep["cond_pivoted"], sweep["cond"][n, sweep["G_pivoted"]])
+    assert len(cc.FOUR_BAR_JOINTS) == mech.model.nv == 4

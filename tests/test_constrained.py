@@ -14,6 +14,8 @@ import pytest
 import sympy
 
 from rbdlearn import constrained as C
+from rbdlearn import viz
+from rbdlearn.errors import RbdlearnError
 from rbdlearn.crb import crba
 from rbdlearn.kinematics import jdot_qdot, point_jacobian
 from rbdlearn.model import random_tree
@@ -294,3 +296,26 @@ def test_a_diverging_run_is_reported():
     q0 = np.array([-np.pi / 6, -np.pi / 3, -np.pi / 3])
     with pytest.raises(ValueError, match="diverged"):
         C.simulate(arm, q0, 0 * q0, 1.0, 0.05, tau=np.array([3.0, 3.0, 3.0]), method="kkt")
+
+
+def test_floor_arm_posture_puts_the_hand_on_the_floor():
+    arm = C.PlanarArmOnFloor(2)
+    for y in (0.2, 0.5, 0.966):
+        q = C.floor_arm_posture(y)
+        g = viz.chain_geometry(arm.model, q)
+        assert np.allclose(g["tips"][-1], (y, 0.0), atol=1e-12)
+        assert g["origins"][2][1] < 0                          # the elbow below the floor: a V
+    for bad in (0.0, 1.0, -0.3):
+        with pytest.raises(RbdlearnError, match="within reach"):
+            C.floor_arm_posture(bad)
+
+
+def test_floor_arm_run_keeps_the_hand_on_the_floor():
+    arm, traj = C.floor_arm_run((0.0, -1.225), 0.01, 0.966, t_end=0.3, dt=0.05)
+    assert np.allclose(traj.q[0], C.floor_arm_posture(0.966))
+    assert np.allclose(traj.qd[0], 0)
+    assert np.allclose(traj.t, np.arange(0, 0.3 + 1e-9, 0.05))
+    assert np.abs(traj.C).max() < 1e-9                         # the constraint holds
+    for k in range(len(traj.t)):
+        hand = viz.chain_geometry(arm.model, traj.q[k])["tips"][-1]
+        assert np.allclose(hand, traj.r[k, 1:], atol=1e-9)

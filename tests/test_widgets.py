@@ -4,11 +4,13 @@ and the numeric helpers at the end of each chapter's module of rbdlearn.widgets,
 against an independent computation."""
 
 import hashlib
+import math
 
 import ipywidgets as W
 import numpy as np
 import pytest
 
+import rbdlearn as rbd
 from rbdlearn import widgets
 
 
@@ -116,12 +118,6 @@ def test_display_shows_the_kernel_free_form_only_when_asked(monkeypatch):
 
 
 # --- the explorers' numeric helpers, each against an independent computation -------------------
-
-import math  # noqa: E402
-
-import rbdlearn as rbd  # noqa: E402
-from rbdlearn import viz  # noqa: E402
-from rbdlearn.spatial import plux  # noqa: E402
 
 
 def _tip_jacobian(model, q, tip, h=1e-6):
@@ -266,43 +262,6 @@ def test_fill_owner_marks_the_zeros_of_H(parents):
         for l in range(1, model.N + 1):
             related = k in model.ancestors(l) or l in model.ancestors(k)
             assert owner[k - 1, l - 1] == (max(k, l) if related else 0)
-
-
-def test_floor_arm_posture_puts_the_hand_on_the_floor():
-    arm = rbd.constrained.PlanarArmOnFloor(2)
-    for y in (0.2, 0.5, 0.966):
-        q = widgets.floor_arm_posture(y)
-        g = viz.chain_geometry(arm.model, q)
-        assert np.allclose(g["tips"][-1], (y, 0.0), atol=1e-12)
-        assert g["origins"][2][1] < 0                          # the elbow below the floor: a V
-    for bad in (0.0, 1.0, -0.3):
-        with pytest.raises(rbd.RbdlearnError, match="within reach"):
-            widgets.floor_arm_posture(bad)
-
-
-def test_floor_arm_run_keeps_the_hand_on_the_floor():
-    arm, traj = widgets.floor_arm_run((0.0, -1.225), 0.01, 0.966, t_end=0.3, dt=0.05)
-    assert np.allclose(traj.q[0], widgets.floor_arm_posture(0.966))
-    assert np.allclose(traj.qd[0], 0)
-    assert np.allclose(traj.t, np.arange(0, 0.3 + 1e-9, 0.05))
-    assert np.abs(traj.C).max() < 1e-9                         # the constraint holds
-    for k in range(len(traj.t)):
-        hand = viz.chain_geometry(arm.model, traj.q[k])["tips"][-1]
-        assert np.allclose(hand, traj.r[k, 1:], atol=1e-9)
-
-
-def test_four_bar_sweep_closes_the_loop_on_one_branch():
-    mech = rbd.closed_chains.four_bar()
-    angles = np.linspace(0.0, 2 * np.pi, 61)
-    sweep = widgets.four_bar_sweep(mech, angles)
-    assert np.allclose(sweep["q"][:, 0], angles)                # the crank is held
-    for q in sweep["q"]:
-        origins, targets = viz.loop_geometry(mech, q)
-        assert np.allclose(origins[mech.loops[0].virtual], targets[0], atol=1e-9)
-    assert np.abs(np.diff(sweep["q"], axis=0)).max() < 0.5      # no jump to the other branch
-    n = np.arange(len(angles))
-    assert np.allclose(sweep["cond_pivoted"], sweep["cond"][n, sweep["G_pivoted"]])
-    assert len(widgets.FOUR_BAR_JOINTS) == mech.model.nv == 4
 
 
 def test_a_new_tree_draws_what_a_fresh_explorer_draws():

@@ -33,8 +33,9 @@ Where each part is (every name below is also importable from here,
 The 40-DOF figure of the source's Fig. 13 is ``rbdlearn.models.human_figure_40``.
 """
 
-from .loops import (Loop, LoopNotClosed, Mechanism, Reduction, SingularClosure, Split,
-                    add_loop, assemble, choose_split, four_bar, loop_jacobian,
+from .loops import (FOUR_BAR_JOINTS, Loop, LoopNotClosed, Mechanism, Reduction,
+                    SingularClosure, Split, add_loop, assemble, choose_split, four_bar,
+                    four_bar_sweep, loop_jacobian,
                     loop_jdot_qdot, loop_residual, reduction)
 from .dynamics import (actuator_forces, forward_dynamics, forward_dynamics_kkt,
                        generalized_forces, inverse_dynamics, simulate)
@@ -44,7 +45,7 @@ from .human import (HumanFigure, Swing, figure_q, figure_skeleton, figure_spring
                     human_figure, swing)
 
 __all__ = ["outward", "inward", "rnea_pointers", "SingularClosure", "LoopNotClosed", "Loop",
-           "Mechanism", "add_loop", "four_bar",
+           "Mechanism", "add_loop", "four_bar", "FOUR_BAR_JOINTS", "four_bar_sweep",
            "loop_residual", "loop_jacobian", "loop_jdot_qdot", "Split", "choose_split",
            "Reduction", "reduction", "assemble", "generalized_forces", "actuator_forces",
            "inverse_dynamics", "forward_dynamics", "forward_dynamics_kkt", "simulate",

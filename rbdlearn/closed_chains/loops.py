@@ -41,7 +41,7 @@ from ..spatial import cross_motion, inv_X, log_so3, plux, plux_parts
 
 __all__ = ["SingularClosure", "LoopNotClosed", "Loop", "Mechanism", "add_loop", "four_bar",
            "loop_residual", "loop_jacobian", "loop_jdot_qdot", "Split", "choose_split",
-           "Reduction", "reduction", "assemble"]
+           "Reduction", "reduction", "assemble", "FOUR_BAR_JOINTS", "four_bar_sweep"]
 
 
 class SingularClosure(RbdlearnError):
@@ -401,3 +401,30 @@ def assemble(mech, q, split=None, independent=None, tol=1e-12, max_iter=50):
     raise LoopNotClosed(f"{where}; start nearer to an assembled configuration or choose "
                         f"other independent joints")
 
+
+# -------------------------------------------- the four-bar over a turn of its crank (§2.2)
+
+FOUR_BAR_JOINTS = ("crank", "coupler", "rocker", "cut")
+"""The four-bar's joint velocities θ̇_J in order: three real joints and the cut joint."""
+
+
+def four_bar_sweep(mech, angles, guess=(0.8, -2.6, 1.8)):
+    """The four-bar assembled at each crank angle (crank = θ_G while assembling; each
+    assembly starts from the previous one, so the linkage stays on one branch) and
+    cond(J_S) for every choice of the single independent joint θ_G, and for the
+    pivoted choice of ``choose_split``. Returns a dict of arrays: ``q`` (n, 4),
+    ``cond`` (n, 4: column k for θ_G = joint k), ``cond_pivoted`` (n), ``G_pivoted`` (n)."""
+    crank_split = choose_split(mech, assemble(mech, [angles[0], *guess], independent=[0]),
+                               independent=[0])
+    qs, conds, cond_p, G_p = [], [], [], []
+    q = np.array([angles[0], *guess])
+    for a in angles:
+        q = assemble(mech, np.r_[a, q[1:]], crank_split)
+        JCm = loop_jacobian(mech, q)[list(crank_split.rows)]
+        conds.append([np.linalg.cond(np.delete(JCm, k, axis=1)) for k in range(4)])
+        split = choose_split(mech, q)
+        cond_p.append(np.linalg.cond(JCm[:, list(split.S)]))
+        G_p.append(split.G[0])
+        qs.append(q)
+    return {"q": np.array(qs), "cond": np.array(conds), "cond_pivoted": np.array(cond_p),
+            "G_pivoted": np.array(G_p)}

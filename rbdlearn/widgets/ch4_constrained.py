@@ -1,17 +1,13 @@
 """Explorer of Chapter 4 (§4, beyond the paper): the paper's 2-link arm sliding on the floor,
 re-simulated as its torques, friction and start move (:func:`floor_arm_explorer`)."""
 
-import math
-
 import ipywidgets as W
-import numpy as np
 
-from ..constrained import PlanarArmOnFloor, simulate
-from ..errors import RbdlearnError
+from ..constrained import floor_arm_run
 from ..viz import draw_floor_arm
 from .core import Picture, explorer_box, grid_values, num, readout, slider, vec
 
-__all__ = ["floor_arm_explorer", "floor_arm_posture", "floor_arm_run"]
+__all__ = ["floor_arm_explorer"]
 
 
 def floor_arm_explorer(t_end=1.2, dt=0.05):
@@ -74,30 +70,3 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
 
     return explorer_box(pic, c, html, update,
                 views={"t": grid_values(0.0, t_end, 0.1), "K": [0.0, 0.01, 0.1]})
-
-
-# -------------------------------------------------------------------------------------
-# Chapter 4 numerics: no drawing in them, each tested in tests/test_widgets.py.
-# Their home is an algorithm module (named below): they move there after issue 27.
-# floor_arm_posture, floor_arm_run -> constrained (or models, with PlanarArmOnFloor)
-
-
-def floor_arm_posture(y, length=0.5):
-    """The posture of the 2-link :func:`rbdlearn.constrained.PlanarArmOnFloor` (two links
-    of ``length``) with the hand on the floor at distance ``y`` from the base and both
-    links below it, the paper's V: q = [−π/2 − φ, 2φ] with cos φ = y / (2 l)."""
-    if not 0 < y < 2 * length:
-        raise RbdlearnError(f"the hand must be on the floor within reach, "
-                            f"0 < y < {2 * length:g} m; got y = {y!r}")
-    phi = math.acos(y / (2 * length))
-    return np.array([-math.pi / 2 - phi, 2 * phi])
-
-
-def floor_arm_run(tau, K, y0, t_end=1.2, dt=0.05, inertia=0.5 ** 2 / 3):
-    """The 2-link arm of the paper's §5.2 (I = m l²/3) started at rest with the hand at
-    ``y0``, driven by constant ``tau``, friction ``K``: ``(arm, trajectory)`` from
-    :func:`rbdlearn.constrained.simulate` with the KKT solution (cheap enough for a
-    slider: about 2 ms per RK4 step, forces included)."""
-    arm = PlanarArmOnFloor(2, inertia=inertia, friction=K)
-    return arm, simulate(arm, floor_arm_posture(y0), np.zeros(2), t_end, dt,
-                         tau=np.asarray(tau, dtype=float), method="kkt")

@@ -6,11 +6,12 @@ import ipywidgets as W
 import numpy as np
 
 from .. import viz
-from ..closed_chains import assemble, choose_split, four_bar, loop_jacobian, reduction
+from ..closed_chains import (FOUR_BAR_JOINTS, assemble, choose_split, four_bar,
+                             four_bar_sweep, reduction)
 from ..viz import draw_figure_views
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
 
-__all__ = ["four_bar_explorer", "bar_release_explorer", "FOUR_BAR_JOINTS", "four_bar_sweep"]
+__all__ = ["four_bar_explorer", "bar_release_explorer"]
 
 
 def four_bar_explorer(mech=None, n_sweep=121):
@@ -110,34 +111,3 @@ def bar_release_explorer(runs, bar_height):
 
     return explorer_box(pic, c, html, update,
                 views={"release": releases, "t": grid_values(0.0, float(t_max), t_max / 12)})
-
-
-# -------------------------------------------------------------------------------------
-# Chapter 5 numerics: no drawing in them, each tested in tests/test_widgets.py.
-# Their home is an algorithm module (named below): they move there after issue 27.
-# FOUR_BAR_JOINTS, four_bar_sweep -> closed_chains (loops: assemble, choose_split)
-
-FOUR_BAR_JOINTS = ("crank", "coupler", "rocker", "cut")
-"""The four-bar's joint velocities θ̇_J in order: three real joints and the cut joint."""
-
-
-def four_bar_sweep(mech, angles, guess=(0.8, -2.6, 1.8)):
-    """The four-bar assembled at each crank angle (crank = θ_G while assembling; each
-    assembly starts from the previous one, so the linkage stays on one branch) and
-    cond(J_S) for every choice of the single independent joint θ_G, and for the
-    pivoted choice of ``choose_split``. Returns a dict of arrays: ``q`` (n, 4),
-    ``cond`` (n, 4: column k for θ_G = joint k), ``cond_pivoted`` (n), ``G_pivoted`` (n)."""
-    crank_split = choose_split(mech, assemble(mech, [angles[0], *guess], independent=[0]),
-                               independent=[0])
-    qs, conds, cond_p, G_p = [], [], [], []
-    q = np.array([angles[0], *guess])
-    for a in angles:
-        q = assemble(mech, np.r_[a, q[1:]], crank_split)
-        JCm = loop_jacobian(mech, q)[list(crank_split.rows)]
-        conds.append([np.linalg.cond(np.delete(JCm, k, axis=1)) for k in range(4)])
-        split = choose_split(mech, q)
-        cond_p.append(np.linalg.cond(JCm[:, list(split.S)]))
-        G_p.append(split.G[0])
-        qs.append(q)
-    return {"q": np.array(qs), "cond": np.array(conds), "cond_pivoted": np.array(cond_p),
-            "G_pivoted": np.array(G_p)}
