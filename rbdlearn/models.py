@@ -11,7 +11,8 @@ from .joints import Free, Prismatic, Revolute, Spherical
 from .model import Model
 from .spatial import mcI, plux
 
-__all__ = ["box", "planar_biped", "biped_posture", "human_figure_40", "segment_inertia"]
+__all__ = ["box", "planar_biped", "biped_posture", "human_figure_40", "segment_inertia",
+           "with_payload"]
 
 
 def box(mass=2.0, size=(0.6, 0.4, 0.2)):
@@ -180,3 +181,10 @@ def human_figure_40(height=1.75, mass=70.0, spherical=True):
     model = Model(parent=parent, joints=joints, Xtree=Xtree, I=I, names=names,
                   body_names=bodies)
     return model, tips
+
+
+def with_payload(model, mass, length):
+    """A copy of a planar arm ``model`` with a point mass at the tip of its last link."""
+    I = list(model.I)
+    I[-1] = I[-1] + mcI(mass, np.array([0.0, length, 0.0]), np.zeros((3, 3)))
+    return model.replace(I=I)

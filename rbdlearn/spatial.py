@@ -32,6 +32,8 @@ __all__ = [
     "cross_motion", "cross_force", "mcI", "inertia_params",
     "to_linear_angular", "to_angular_linear", "cos_sin", "mm_flops", "trig_zero",
     "mv", "mtv", "mm",
+    "PLANE_S", "plate_body", "hinge_S", "slider_S", "applied_force", "motion_centre_2d",
+    "force_line_2d",
 ]
 
 
@@ -450,3 +452,79 @@ def mm_flops(a, b, c):
     acts on every body at once also computes the base's entry (body 0: zeros, or the
     gravity term), which is not counted: a constant, not a cost per body."""
     return a * c * (2 * b - 1) if b > 0 else 0
+
+
+# --------------------------------------- planar motions and forces (Chapter 1, §1–2)
+# Vectors of the y-z plane: a motion [ω, 0, 0, 0, v_y, v_z] about x, a force
+# [n, 0, 0, 0, f_y, f_z]; the book's planar pictures and its plate example use them.
+
+PLANE_S = np.eye(6)[:, [0, 4, 5]]
+"""Motion subspace of a body free to move in the y-z plane: ω_x, v_y, v_z."""
+
+
+def plate_body(m=2.0, width=1.2, height=0.5, com=(0.6, 0.2)):
+    """A uniform rectangular plate in the y-z plane, at rest with its frame at O.
+
+    Returns ``(I, corners)``: its spatial inertia at O and its corners (y, z).
+    """
+    Ixx = m * (width ** 2 + height ** 2) / 12
+    Ic = np.diag([Ixx, m * height ** 2 / 12, m * width ** 2 / 12])
+    c = np.array([0.0, com[0], com[1]])
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * [width / 2, height / 2] + com
+    return mcI(m, c, Ic), corners
+
+
+def hinge_S(P):
+    """Motion subspace (6x1, O coordinates) of a rotation about the x-axis through P=(y, z).
+
+    A unit rotation at P is ``[1, 0, 0, 0, 0, 0]`` in a frame at P; ᴼX_P moves it to O.
+    """
+    X_PO = plux(np.eye(3), [0.0, P[0], P[1]])
+    return inv_X(X_PO) @ np.eye(6)[:, :1]
+
+
+def slider_S(angle):
+    """Motion subspace (6x1) of a translation in the y-z plane at ``angle`` from +y."""
+    return np.array([[0, 0, 0, 0, math.cos(angle), math.sin(angle)]]).T
+
+
+def applied_force(A, F):
+    """The spatial force (O coordinates) of a force ``F=(F_y, F_z)`` applied at A=(y, z).
+
+    In a frame at A it is ``[0; F]``; ``ᴼf = ᴬX_Oᵀ ᴬf``.
+    """
+    X_AO = plux(np.eye(3), [0.0, A[0], A[1]])
+    return X_AO.T @ np.array([0, 0, 0, 0, F[0], F[1]])
+
+
+def _planar(a, what):
+    a = np.asarray(a, dtype=float)
+    if a.shape != (6,):
+        raise RbdlearnError(f"{what} must be a spatial 6-vector, got shape {a.shape}")
+    return a[0], a[4], a[5]
+
+
+def motion_centre_2d(v, tol=1e-9):
+    """Instantaneous centre (y, z) of a planar motion ``v = [ω, ·, ·, ·, v_y, v_z]``.
+
+    The body point P with zero velocity, ``v_O + ω×OP = 0``:
+    ``P = (−v_z/ω, v_y/ω)``. ``None`` for a pure translation (ω = 0).
+    """
+    w, vy, vz = _planar(v, "motion vector")
+    if abs(w) < tol:
+        return None
+    return np.array([-vz / w, vy / w])
+
+
+def force_line_2d(f, tol=1e-9):
+    """Line of action of a planar force ``f = [n, ·, ·, ·, f_y, f_z]``.
+
+    Returns ``(P0, u)``: the point of the line nearest to O, ``P0 = f × n_O / |f|²``,
+    and the unit direction of the force. ``None`` for a pure couple (f = 0).
+    """
+    n, fy, fz = _planar(f, "force vector")
+    f2 = fy * fy + fz * fz
+    if f2 < tol * tol:
+        return None
+    # (f × n e_x) has y-component f_z n and z-component −f_y n
+    return np.array([fz * n, -fy * n]) / f2, np.array([fy, fz]) / np.sqrt(f2)

@@ -188,23 +188,23 @@ def test_chain_geometry_of_a_planar_chain():
 @pytest.mark.parametrize("v", [[1.5, 0, 0, 0, 0.4, -0.9], [-0.3, 0, 0, 0, 2.0, 1.0]])
 def test_motion_centre_is_the_point_at_rest(v):
     v = np.array(v, dtype=float)
-    P = rbd.viz.motion_centre_2d(v)
+    P = rbd.spatial.motion_centre_2d(v)
     v_P = S.plux(np.eye(3), [0.0, *P]) @ v
     assert np.allclose(v_P[3:], 0) and np.isclose(v_P[0], v[0])
-    assert rbd.viz.motion_centre_2d([0, 0, 0, 0, 1.0, 2.0]) is None     # a translation
+    assert rbd.spatial.motion_centre_2d([0, 0, 0, 0, 1.0, 2.0]) is None     # a translation
 
 
 @pytest.mark.parametrize("f", [[0.7, 0, 0, 0, 1.0, -2.0], [-1.2, 0, 0, 0, 0.0, 3.0]])
 def test_force_line_passes_where_the_moment_vanishes(f):
     f = np.array(f, dtype=float)
-    P0, u = rbd.viz.force_line_2d(f)
+    P0, u = rbd.spatial.force_line_2d(f)
     for s in (0.0, 1.7, -3.0):                 # every point of the line: no moment about it
         P = P0 + s * u
         f_P = S.force_X(S.plux(np.eye(3), [0.0, *P])) @ f
         assert np.isclose(f_P[0], 0, atol=1e-12)
     assert np.isclose(P0 @ u, 0)                       # the point of the line nearest to O
     assert np.allclose(u * np.hypot(f[4], f[5]), f[4:])
-    assert rbd.viz.force_line_2d([1.0, 0, 0, 0, 0, 0]) is None          # a couple
+    assert rbd.spatial.force_line_2d([1.0, 0, 0, 0, 0, 0]) is None          # a couple
 
 
 def test_torque_parts_add_up_and_split_as_the_equation_of_motion():

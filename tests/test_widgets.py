@@ -133,16 +133,16 @@ def test_with_payload_adds_a_point_mass_at_the_tip():
     """A point mass m at the tip adds m JᵀJ to H (J: the tip's linear Jacobian)."""
     arm = rbd.planar_chain(3, length=[1.0, 0.8, 0.6], mass=[2.0, 1.0, 0.8])
     q = np.array([0.4, -0.7, 1.1])
-    heavy = widgets.with_payload(arm, 1.5, 0.6)
+    heavy = rbd.models.with_payload(arm, 1.5, 0.6)
     J = _tip_jacobian(arm, q, np.array([0.0, 0.6, 0.0]))
     assert np.allclose(rbd.crba(heavy, q) - rbd.crba(arm, q), 1.5 * J.T @ J, atol=1e-7)
-    assert np.allclose(rbd.crba(widgets.with_payload(arm, 0.0, 0.6), q), rbd.crba(arm, q))
+    assert np.allclose(rbd.crba(rbd.models.with_payload(arm, 0.0, 0.6), q), rbd.crba(arm, q))
 
 
 def test_plate_body_is_the_integral_of_its_mass():
     """Spatial inertia of a uniform lamina by 2x2 Gauss points (exact for second moments)."""
     m, w, h, com = 2.0, 1.2, 0.5, (0.6, 0.2)
-    I, corners = widgets.plate_body(m, w, h, com)
+    I, corners = rbd.spatial.plate_body(m, w, h, com)
     x, wts = np.polynomial.legendre.leggauss(2)
     expected = np.zeros((6, 6))
     for a, wa in zip(x, wts):
@@ -158,18 +158,18 @@ def test_plate_body_is_the_integral_of_its_mass():
 
 def test_motion_subspaces_and_the_applied_force():
     P = (0.7, -0.3)
-    S = widgets.hinge_S(P)[:, 0]
+    S = rbd.spatial.hinge_S(P)[:, 0]
     w, v_O = S[:3], S[3:]
     assert np.allclose(w, [1, 0, 0])
     assert np.allclose(v_O + np.cross(w, [0.0, *P]), 0)       # the hinge point stays still
     for angle in (0.0, 0.8, -2.5):
-        s = widgets.slider_S(angle)[:, 0]
+        s = rbd.spatial.slider_S(angle)[:, 0]
         assert np.allclose(s, [0, 0, 0, 0, math.cos(angle), math.sin(angle)])
-    assert np.allclose(widgets.PLANE_S.T @ widgets.PLANE_S, np.eye(3))
+    assert np.allclose(rbd.spatial.PLANE_S.T @ rbd.spatial.PLANE_S, np.eye(3))
     planar = np.array([0.3, 0, 0, 0, -1.2, 0.4])               # ω_x, v_y, v_z
-    assert np.allclose(widgets.PLANE_S @ (widgets.PLANE_S.T @ planar), planar)
+    assert np.allclose(rbd.spatial.PLANE_S @ (rbd.spatial.PLANE_S.T @ planar), planar)
     A, F = (1.2, 0.2), (0.5, -2.0)
-    f = widgets.applied_force(A, F)
+    f = rbd.spatial.applied_force(A, F)
     assert np.allclose(f, np.r_[np.cross([0.0, *A], [0.0, *F]), 0.0, F[0], F[1]])
 
 

@@ -5,17 +5,16 @@ Planar pictures live in the y-z plane of the base frame (y to the right, z up, x
 of the page), the plane in which :func:`rbdlearn.planar_chain` moves. A planar motion
 vector ``[ω, 0, 0, 0, v_y, v_z]`` is a rotation about a point (its instantaneous
 centre) and a planar force ``[n, 0, 0, 0, f_y, f_z]`` is a force along a line (its
-line of action); :func:`motion_centre_2d` and :func:`force_line_2d` find them.
+line of action); :func:`rbdlearn.spatial.motion_centre_2d` and
+:func:`rbdlearn.spatial.force_line_2d` find them.
 """
 
 import numpy as np
 
 from .. import body_pose, forward_kinematics, point_velocity, rnea
-from ..errors import RbdlearnError
-from ..spatial import inertia_params, plux, rotx
+from ..spatial import force_line_2d, inertia_params, motion_centre_2d, plux, rotx
 
-__all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "motion_centre_2d",
-           "force_line_2d", "draw_velocity_field", "draw_force_line", "draw_frame_2d",
+__all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "draw_velocity_field", "draw_force_line", "draw_frame_2d",
            "draw_tree_3d", "draw_tree_views", "torque_parts", "draw_torque_bars",
            "transmitted_forces", "PART_COLORS"]
 
@@ -247,7 +246,7 @@ def draw_torque_bars(ax, parts, labels=None, ylim=None):
 # -------------------------------------------------------------------------------------
 # Chapter 1 numerics: no drawing in them, each tested in tests/test_viz.py.
 # Their home is an algorithm module (named below): they move there after issue 27.
-# chain_geometry -> kinematics; motion_centre_2d, force_line_2d -> spatial;
+# chain_geometry -> kinematics;
 # torque_parts, transmitted_forces -> the RNEA's module (rnea / inverse_dynamics)
 
 
@@ -272,39 +271,6 @@ def chain_geometry(model, q):
             tips[model.parent[i] - 1] = origins[i]
     yz = lambda pts: np.array(pts, dtype=float).reshape(-1, 3)[:, 1:]
     return {"origins": yz(origins), "coms": yz(coms), "tips": yz(tips)}
-
-
-def _planar(a, what):
-    a = np.asarray(a, dtype=float)
-    if a.shape != (6,):
-        raise RbdlearnError(f"{what} must be a spatial 6-vector, got shape {a.shape}")
-    return a[0], a[4], a[5]
-
-
-def motion_centre_2d(v, tol=1e-9):
-    """Instantaneous centre (y, z) of a planar motion ``v = [ω, ·, ·, ·, v_y, v_z]``.
-
-    The body point P with zero velocity, ``v_O + ω×OP = 0``:
-    ``P = (−v_z/ω, v_y/ω)``. ``None`` for a pure translation (ω = 0).
-    """
-    w, vy, vz = _planar(v, "motion vector")
-    if abs(w) < tol:
-        return None
-    return np.array([-vz / w, vy / w])
-
-
-def force_line_2d(f, tol=1e-9):
-    """Line of action of a planar force ``f = [n, ·, ·, ·, f_y, f_z]``.
-
-    Returns ``(P0, u)``: the point of the line nearest to O, ``P0 = f × n_O / |f|²``,
-    and the unit direction of the force. ``None`` for a pure couple (f = 0).
-    """
-    n, fy, fz = _planar(f, "force vector")
-    f2 = fy * fy + fz * fz
-    if f2 < tol * tol:
-        return None
-    # (f × n e_x) has y-component f_z n and z-component −f_y n
-    return np.array([fz * n, -fy * n]) / f2, np.array([fy, fz]) / np.sqrt(f2)
 
 
 def torque_parts(model, q, qd, qdd):

@@ -9,13 +9,14 @@ import ipywidgets as W
 import numpy as np
 from matplotlib.patches import Polygon
 
-from .. import Model, planar_chain, viz
+from .. import planar_chain, viz
 from ..errors import RbdlearnError
-from ..spatial import force_X, inv_X, mcI, plux, rotx
+from ..models import with_payload
+from ..spatial import (PLANE_S, applied_force, force_X, hinge_S, plate_body, plux, rotx,
+                       slider_S)
 from .core import Picture, explorer_box, grid_values, readout, slider, vec, control_layout
 
-__all__ = ["plucker_explorer", "rnea_explorer", "constrained_motion_explorer",
-           "with_payload", "plate_body", "hinge_S", "slider_S", "PLANE_S", "applied_force"]
+__all__ = ["plucker_explorer", "rnea_explorer", "constrained_motion_explorer"]
 
 
 def plucker_explorer(force=(-1.0, 0.0, 0.0, 0.0, 1.0, 0.0)):
@@ -185,56 +186,3 @@ def constrained_motion_explorer():
     return explorer_box(pic, c, html, update,
                 views={"joint": ["hinge", "slider", "plane"],
                        "β": grid_values(-3.14, 3.14, np.pi / 6)})
-
-
-# -------------------------------------------------------------------------------------
-# Chapter 1 numerics: no drawing in them, each tested in tests/test_widgets.py.
-# Their home is an algorithm module (named below): they move there after issue 27.
-# with_payload -> model; PLANE_S, plate_body, hinge_S, slider_S, applied_force -> spatial
-# (or a chapter-1 module of the body's constrained motion)
-
-
-def with_payload(model, mass, length):
-    """A copy of a planar arm ``model`` with a point mass at the tip of its last link."""
-    I = list(model.I)
-    I[-1] = I[-1] + mcI(mass, np.array([0.0, length, 0.0]), np.zeros((3, 3)))
-    return Model(parent=model.parent, joints=model.joints, Xtree=model.Xtree, I=I,
-                 names=model.names, gravity=model.gravity)
-
-PLANE_S = np.eye(6)[:, [0, 4, 5]]
-"""Motion subspace of a body free to move in the y-z plane: ω_x, v_y, v_z."""
-
-
-def plate_body(m=2.0, width=1.2, height=0.5, com=(0.6, 0.2)):
-    """A uniform rectangular plate in the y-z plane, at rest with its frame at O.
-
-    Returns ``(I, corners)``: its spatial inertia at O and its corners (y, z).
-    """
-    Ixx = m * (width ** 2 + height ** 2) / 12
-    Ic = np.diag([Ixx, m * height ** 2 / 12, m * width ** 2 / 12])
-    c = np.array([0.0, com[0], com[1]])
-    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * [width / 2, height / 2] + com
-    return mcI(m, c, Ic), corners
-
-
-def hinge_S(P):
-    """Motion subspace (6x1, O coordinates) of a rotation about the x-axis through P=(y, z).
-
-    A unit rotation at P is ``[1, 0, 0, 0, 0, 0]`` in a frame at P; ᴼX_P moves it to O.
-    """
-    X_PO = plux(np.eye(3), [0.0, P[0], P[1]])
-    return inv_X(X_PO) @ np.eye(6)[:, :1]
-
-
-def slider_S(angle):
-    """Motion subspace (6x1) of a translation in the y-z plane at ``angle`` from +y."""
-    return np.array([[0, 0, 0, 0, math.cos(angle), math.sin(angle)]]).T
-
-
-def applied_force(A, F):
-    """The spatial force (O coordinates) of a force ``F=(F_y, F_z)`` applied at A=(y, z).
-
-    In a frame at A it is ``[0; F]``; ``ᴼf = ᴬX_Oᵀ ᴬf``.
-    """
-    X_AO = plux(np.eye(3), [0.0, A[0], A[1]])
-    return X_AO.T @ np.array([0, 0, 0, 0, F[0], F[1]])
