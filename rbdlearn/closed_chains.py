@@ -41,7 +41,7 @@ from .kinematics import (base_subspaces, body_accelerations, body_velocities,
 from .model import (GRAVITY, Model, check_state, integrate_q, is_body, planar_chain,
                     pointers)
 from .models import segment_inertia
-from .rnea import rnea
+from .inverse_dynamics import rnea
 from .spatial import (cross_motion, inv_X, log_so3, mcI, plux, plux_parts, quat_to_rot,
                       rot_to_quat, rotx)
 

@@ -37,7 +37,7 @@ from .joints import Revolute
 from .kinematics import (_jacobian, _velocities, base_transforms, body_accelerations,
                          body_pose, body_velocities, forward_kinematics)
 from .model import Model, check_state, planar_chain, without_gravity
-from .rnea import rnea
+from .inverse_dynamics import rnea, rnea_forces
 from .spatial import cross3, inertia_params, mv, skew
 
 __all__ = ["Surface", "floor", "sphere", "ConstrainedArm", "PlanarArmOnFloor",
@@ -241,9 +241,9 @@ def inverse_dynamics(arm, q, qd, qdd, f_n, K=None, gravity=True, contact=None,
     c = contact_state(arm, q, qd) if contact is None else contact
     model = arm.model if gravity else arm._no_gravity
     f_ext = {arm.body: _hand_force(arm, c, f_n, K)}                    # (6)
-    tau, f = rnea(model, q, qd, qdd, f_ext, return_forces=True)          # (2)–(8)
-    tau = tau + arm.damping * np.asarray(qd, dtype=float)                  # (9)
-    return (tau, f) if return_forces else tau
+    forces = rnea_forces(model, q, qd, qdd, f_ext)                         # (2)–(8)
+    tau = forces.tau + arm.damping * np.asarray(qd, dtype=float)           # (9)
+    return (tau, forces.f) if return_forces else tau
 
 
 @dataclass(frozen=True)
@@ -464,7 +464,7 @@ def simulate(system, q0, tau, t_end, dt=0.01, qd0=None, method="ne"):
                      _hand_force(system, c, f_n, system.friction)))
     qdd, f_n, f_t, r, C, F_hand = (np.array(x) for x in zip(*rows))
     # the joint forces of INV (eqs. 2–8) at every saved state, in one batch
-    _, f = rnea(model, traj.q, traj.qd, qdd, {system.body: F_hand}, return_forces=True)
+    f = rnea_forces(model, traj.q, traj.qd, qdd, {system.body: F_hand}).f
     lf = link_forces(system, traj.q, f)
     return ConstrainedTrajectory(traj.t, traj.q, traj.qd, qdd, f_n, f_t, lf, r, C)
 

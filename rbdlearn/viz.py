@@ -32,7 +32,7 @@ from matplotlib.text import Text
 from .errors import RbdlearnError
 from .kinematics import body_pose, forward_kinematics, point_velocity
 from .model import check_body, pointers
-from .rnea import rnea
+from .inverse_dynamics import rnea, rnea_forces
 from .spatial import inertia_params, plux, rotx
 
 __all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "motion_centre_2d",
@@ -396,7 +396,7 @@ def transmitted_forces(model, q, qd, qdd, f_ext=None):
     """The whole spatial force each joint transmits (``rnea(..., return_forces=True)``),
     moved to base coordinates (moment about the base origin), gravity included.
     Returns a list ``f[i]`` (entry 0 unused): the force exerted by body λ(i) on body i."""
-    _, f = rnea(model, q, qd, qdd, f_ext=f_ext, return_forces=True)
+    f = rnea_forces(model, q, qd, qdd, f_ext=f_ext).f
     X0 = forward_kinematics(model, q)
     return [None] + [X0[i].T @ f[i] for i in range(1, model.N + 1)]     # ⁰X_i⁻ᵀ = ⁱX₀ᵀ
 

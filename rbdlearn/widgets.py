@@ -494,7 +494,7 @@ def draw_propagation(ax, arrow_scale=0.25):
     −|ω_a|² r_ab, Coriolis 2 ω_a × v_ab), and returns a dict with ``V_b``, ``C_ab``
     and ``A_b`` (eqs. 4, 9, at A_a = 0 and A_ab = 0; [linear; angular], b's axes).
     """
-    from .aba import local_C, local_X
+    from .articulated import local_C, local_X
     frame_a = viz.draw_frame_2d(ax, (0, 0), 0, "a")
     frame_b = viz.draw_frame_2d(ax, (1, 0), 0, "b", color="C0")
     names = [("relative velocity $v_{ab}$", "C1"), ("centripetal $-|\\omega_a|^2 r_{ab}$", "C3"),
@@ -578,15 +578,15 @@ def felt_inertias(q2, m2, lengths=(1.0, 1.0), m1=1.0):
     """Body 1 of a planar 2-link arm, in seed 000's centre-of-mass frame, [linear; angular]:
     its own inertia I_1, its articulated inertia Î_1 (joint 2 free) and the composite
     rigid inertia (joint 2 locked) — the last as Î_1 of the arm with link 2 welded on."""
-    from .aba import aba_local_frame
+    from .articulated import aba_local_frame
     from .joints import Fixed
     arm = planar_chain(2, length=list(lengths), mass=[m1, m2])
     q, zero = np.array([0.0, q2]), np.zeros(2)
-    _, I_hat, _ = aba_local_frame(arm, q, zero, zero, return_articulated=True)
+    I_hat = aba_local_frame(arm, q, zero, zero).I_hat
     locked = Model(parent=arm.parent, joints=[None, arm.joints[1], Fixed()],
                    Xtree=[None, arm.Xtree[1], arm.joints[2].XJ([q2]) @ arm.Xtree[2]],
                    I=arm.I, gravity=arm.gravity)
-    _, I_rigid, _ = aba_local_frame(locked, [0.0], [0.0], [0.0], return_articulated=True)
+    I_rigid = aba_local_frame(locked, [0.0], [0.0], [0.0]).I_hat
     own = np.diag([m1] * 3 + [m1 * lengths[0] ** 2 / 12, 0.0, m1 * lengths[0] ** 2 / 12])
     return {"own": own, "articulated": I_hat[1], "rigid": I_rigid[1]}
 
@@ -646,9 +646,9 @@ def draw_contact(ax, arm=CONTACT_ARM, tip=CONTACT_TIP, scale=0.25, impulse_scale
     :func:`rbdlearn.contact_impulse` (normal +z, body = the last link), redraws the arm,
     the ground, the tip velocity before (grey) and after (green) the impact — arrows of
     length ``scale·|v|`` — and the impulse ``P`` on the tip (red, ``impulse_scale·|P|``),
-    and returns the :class:`rbdlearn.contact.ContactImpulse`.
+    and returns the :class:`rbdlearn.impulses.ContactImpulse`.
     """
-    from .contact import contact_impulse
+    from .impulses import contact_impulse
     i = arm.N
     drawing = viz.ChainDrawing(ax, arm, np.zeros(arm.N), coms=False)
     drawing.coms.set_visible(False)          # coms=False leaves a line through the COMs
@@ -821,7 +821,7 @@ def inward_pass_steps(model, q):
     children processed so far. Each is computed as Î_i of the subtree of i without the
     children not yet processed (at rest, τ = 0; Î depends on q only).
     """
-    from .aba import aba_local_frame
+    from .articulated import aba_local_frame
     N = model.N
     children = [[c for c in range(1, N + 1) if model.parent[c] == i] for i in range(N + 1)]
     steps = []
@@ -838,7 +838,7 @@ def inward_pass_steps(model, q):
                         I=[None] + [model.I[b] for b in keep])
             q_sub = np.concatenate([np.zeros(0)] + [q[model.q_slices[b]] for b in keep])
             zero = np.zeros(sub.nv)
-            mats.append(aba_local_frame(sub, q_sub, zero, zero, return_articulated=True)[1][1])
+            mats.append(aba_local_frame(sub, q_sub, zero, zero).I_hat[1])
         steps.append(mats)
     return steps
 
