@@ -17,7 +17,7 @@ from rbdlearn import constrained as C
 from rbdlearn.crb import crba
 from rbdlearn.kinematics import jdot_qdot, point_jacobian
 from rbdlearn.model import random_tree
-from rbdlearn.rnea import rnea
+from rbdlearn.inverse_dynamics import rnea
 
 PAPER = C.paper_values()
 INERTIA = 0.5 ** 2 / 3          # m l²/3: the value under which the paper's numbers come out
