@@ -1,10 +1,10 @@
 """Several point contacts with Coulomb friction, solved at the velocity level (Chapter 2
-§6, equations cf-*; seed 000 §2.8 for the inverse inertia between bodies): the contact
-model on a tree — the points' maps Φ, the Delassus operator, the contact velocities, the
-LCP formulation ``contact_lcp``, ``solve_contacts``, ``plane_contacts``, and the time
-stepping ``step`` and ``simulate``. The problem without the tree (:class:`Contact`, its
-checks) and its solvers (``lemke``, ``pgs``, ``contact_residuals``) are in
-``rbdlearn.lcp``.
+§6, equations ct-step, ct-K, ct-K-theta, ct-lcp; seed 000 §2.8 for the inverse inertia
+between bodies): the contact model on a tree — the points' maps Φ, the Delassus operator,
+the contact velocities, the LCP formulation ``contact_lcp``, ``solve_contacts``,
+``plane_contacts``, and the time stepping ``step`` and ``simulate``. The problem without
+the tree (:class:`Contact`, its checks) and its solvers (``lemke``, ``pgs``,
+``contact_residuals``) are in ``rbdlearn.lcp``.
 
 A time step of length h first moves the velocities without contact forces,
 ``q̇* = q̇ + h H⁻¹(τ − C)`` (one ABA), then applies contact impulses P (world
@@ -212,9 +212,9 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
         # μ above MU_LCP enters the LCP as MU_LCP; the check below uses the true μ
         capped = [replace(c, mu=min(c.mu, MU_LCP)) for c in cs]
         M, b, G = contact_lcp(K, v, capped, h, d)
-        lcp = lemke(M, b, what=f"contact LCP of {labels}", tol=tol)
-        P = (G @ lcp.z[:G.shape[1]]).reshape(-1, 3)
-        out = dict(z=lcp.z, w=lcp.w, residual=lcp.residual, iterations=lcp.pivots)
+        found = lemke(M, b, what=f"contact LCP of {labels}", tol=tol)
+        P = (G @ found.z[:G.shape[1]]).reshape(-1, 3)
+        out = dict(z=found.z, w=found.w, residual=found.residual, iterations=found.pivots)
     else:
         P, res, its = pgs(K, v, cs, h, d, friction, tol, max_iter)    # warns if res > tol
         out = dict(residual=res, iterations=its)

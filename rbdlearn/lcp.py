@@ -4,14 +4,14 @@ builds on a tree, stated without the tree, and solved.
 A problem is the Delassus matrix K (3m x 3m), the free velocities v* (m x 3) and, per
 contact, a :class:`Contact`'s normal n, friction coefficient μ and gap φ (its bodies and
 points matter only to ``rbdlearn.contact``, which builds K and v* from them). The impulses
-P must satisfy, with v⁺ = v* + K P (the equations cf-* of the chapter):
+P must satisfy, with v⁺ = v* + K P (the chapter's ct-lcp, ct-lcp-matrix):
 
     0 ≤ P_n ⊥ n·v⁺ + φ/h ≥ 0,   P_t in the friction set of radius μ P_n, opposing slip.
 
 With the friction pyramid this is the linear complementarity problem (LCP) w = M z + b,
 z ≥ 0, w ≥ 0, zᵀw = 0 (``rbdlearn.contact.contact_lcp``), solved by Lemke's complementary
 pivoting (:func:`lemke`: its walk, the lexicographic ratio test, the equilibration and the
-guards of the chapter's "Lemke in practice"); :func:`pgs`, projected Gauss–Seidel, solves
+guards of the chapter's "Degenerate problems and round-off"); :func:`pgs`, projected Gauss–Seidel, solves
 the problem contact by contact with the pyramid or the circular cone (the friction-set
 projection ``_project``). :func:`contact_residuals` checks any answer against the
 conditions themselves. Errors: :class:`ContactError` and its :class:`LCPError`,
