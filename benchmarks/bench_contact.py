@@ -29,13 +29,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import test_contact_trajectories as camp                      # noqa: E402
 from pinocchio_ncp import pinocchio_ncp                       # noqa: E402
-from rbdlearn import contact as ct, one_blas_thread             # noqa: E402
+from rbdlearn import contact as ct, lcp, one_blas_thread       # noqa: E402
 
 one_blas_thread()   # time one thread of BLAS, as the book's timing cells do
 
 
 def guard_counter():
-    """Wrap ct.lemke to count which attempt each accepted solve needed."""
+    """Wrap the lemke that ct.solve_contacts calls to count which attempt each accepted
+    solve needed."""
     counts = {"first walk": 0, "another covering vector": 0, "regularized": 0}
     lemke = ct.lemke
 
@@ -55,7 +56,7 @@ def campaign(seeds, duration):
     t0 = time.perf_counter()
     failures = []
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ct.ContactWarning)      # counted by the campaign
+        warnings.simplefilter("ignore", lcp.ContactWarning)      # counted by the campaign
         try:
             tally, n_states = camp.campaign(
                 list(camp.book_scenes()) + list(camp.random_scenes(range(seeds), duration)),
@@ -100,10 +101,10 @@ def costs():
         K = ct.delassus(s.model, s.q, s.contacts)
         v = ct.contact_velocities(s.model, s.q, s.qd_free, s.contacts)
         M, b, _ = ct.contact_lcp(K, v, s.contacts, s.h)
-        t = [per_call(lambda: ct.lemke(M, b)),
+        t = [per_call(lambda: lcp.lemke(M, b)),
              per_call(lambda: ct.solve_contacts(s.model, s.q, s.qd_free, s.contacts, s.h)),
-             per_call(lambda: ct.pgs(K, v, s.contacts, s.h)),
-             per_call(lambda: ct.pgs(K, v, s.contacts, s.h, friction="cone"))]
+             per_call(lambda: lcp.pgs(K, v, s.contacts, s.h)),
+             per_call(lambda: lcp.pgs(K, v, s.contacts, s.h, friction="cone"))]
         normals = [c.normal for c in s.contacts]
         gaps = np.array([c.gap / s.h for c in s.contacts])
         _, info = pinocchio_ncp(K, v + gaps[:, None] * np.array(normals, float), normals,

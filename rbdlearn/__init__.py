@@ -26,26 +26,29 @@ def one_blas_thread(threads=1):
 
 from . import joints, spatial, urdf
 from .errors import ArgumentTypeError, FrozenModelError, RbdlearnError, RobotNotFound
-from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX
+from .joints import Fixed, Free, Gear, Prismatic, Revolute, Spherical, SphericalZYX
 from .kinematics import (body_accelerations, body_pose, body_velocities,
                          forward_kinematics, jacobian, jdot_qdot, point_jacobian,
                          point_velocity)
 from .model import (Model, floating_base, integrate_q, neutral_q, planar_chain,
                     pointers, random_q, random_tree, without_gravity)
-from .rnea import rnea
-from .aba import (Gear, aba, aba_geared, aba_local_frame, gear_matrix, geared_q,
-                  inter_body_inertia, inter_body_inertia_geared, theta_recursion,
-                  theta_recursion_geared)
+from .inverse_dynamics import JointForces, rnea, rnea_forces
+from .articulated import (LocalFrameABA, aba, aba_local_frame, inter_body_inertia,
+                          theta_recursion)
+from .gears import (aba_geared, gear_matrix, geared_q, inter_body_inertia_geared,
+                    theta_recursion_geared)
 from .crb import (Composite, composite_3vector, crba, crba_3vector, forward_dynamics_crb,
                   jacobian_method, operation_counts, unit_vector_method)
 from .integrate import Trajectory, energy, momentum, simulate
-from .contact import (Contact, contact_impulse, delassus, joint_limit_impulse, lemke, pgs,
-                      solve_contacts)
+from .impulses import contact_impulse, joint_limit_impulse
+from .lcp import Contact, lemke, pgs
+from .contact import delassus, solve_contacts
 from . import closed_chains, constrained, contact   # Chapters 5, 4: forward_dynamics, simulate, … stay qualified
-from .aba import SingularArticulatedInertia
+from . import articulated, gears, impulses, inverse_dynamics, lcp   # Chapters 1–2 by module
+from .articulated import SingularArticulatedInertia
 from .closed_chains import LoopNotClosed, SingularClosure
 from .constrained import SingularContact
-from .contact import ContactError, ContactWarning, LCPError, LCPRayTermination
+from .lcp import ContactError, ContactWarning, LCPError, LCPRayTermination
 from .urdf import URDFError
 
 __version__ = "0.1.0"

@@ -38,11 +38,12 @@ from .joints import Revolute
 from .kinematics import (_jacobian, _velocities, base_transforms, body_accelerations,
                          body_pose, body_velocities, forward_kinematics)
 from .model import Model, check_state, planar_chain, without_gravity
-from .rnea import rnea
+from .inverse_dynamics import JointForces, rnea, rnea_forces
 from .spatial import cross3, inertia_params, mv, skew
 
 __all__ = ["Surface", "floor", "sphere", "ConstrainedArm", "PlanarArmOnFloor",
            "SingularContact", "ContactState", "contact_state", "inverse_dynamics",
+           "inverse_dynamics_forces",
            "forward_dynamics", "forward_dynamics_kkt", "link_forces", "com_accelerations",
            "paper_jacobians", "ConstrainedTrajectory", "simulate", "floor_arm_posture",
            "floor_arm_run", "paper_values"]
@@ -224,28 +225,32 @@ def _hand_force(arm, c, f_n, K):
 
 
 # ------------------------------------------------------ the extended Newton–Euler
-def inverse_dynamics(arm, q, qd, qdd, f_n, K=None, gravity=True, contact=None,
-                     return_forces=False):
-    """``INV(q, q̇, q̈, g, f_n, K)`` (eqs. 2–9): the joint torques τ of the damped arm
-    when the surface pushes on the hand with f_n (friction K f_n against ṙ).
+def inverse_dynamics_forces(arm, q, qd, qdd, f_n, K=None, gravity=True, contact=None):
+    """``INV(q, q̇, q̈, g, f_n, K)`` (eqs. 2–9) with the forces between the links: a
+    :class:`~rbdlearn.inverse_dynamics.JointForces` of the joint torques τ of the damped
+    arm when the surface pushes on the hand with f_n (friction K f_n against ṙ), and the
+    spatial joint forces f (f[i] on link i from link i−1, link coordinates).
 
-    The Newton–Euler recursion is :func:`rbdlearn.rnea` with the contact force as
+    The Newton–Euler recursion is :func:`rbdlearn.rnea_forces` with the contact force as
     an external force on the hand's body (the paper's ⁿ⁺¹f_{n+1} of eq. 6, with the
     opposite sign because it is the force *on* the hand), plus D q̇ (eq. 9).
     ``gravity=False`` drops g; ``K`` defaults to ``arm.friction``. The contact
     directions (n̂, t̂) come from ``contact`` — the state's own by default; the forward
     dynamics passes the actual state's directions into calls made with q̇ = 0, as
-    the paper's eqs. 32–33 require. With ``return_forces`` also returns the spatial
-    joint forces of :func:`rbdlearn.rnea` (f[i] on link i from link i−1, link
-    coordinates).
+    the paper's eqs. 32–33 require.
     """
     K = arm.friction if K is None else K
     c = contact_state(arm, q, qd) if contact is None else contact
     model = arm.model if gravity else arm._no_gravity
     f_ext = {arm.body: _hand_force(arm, c, f_n, K)}                    # (6)
-    tau, f = rnea(model, q, qd, qdd, f_ext, return_forces=True)          # (2)–(8)
-    tau = tau + arm.damping * np.asarray(qd, dtype=float)                  # (9)
-    return (tau, f) if return_forces else tau
+    forces = rnea_forces(model, q, qd, qdd, f_ext)                     # (2)–(8)
+    tau = forces.tau + arm.damping * np.asarray(qd, dtype=float)       # (9)
+    return JointForces(tau, forces.f)
+
+
+def inverse_dynamics(arm, q, qd, qdd, f_n, K=None, gravity=True, contact=None):
+    """The joint torques τ of :func:`inverse_dynamics_forces` (the paper's INV)."""
+    return inverse_dynamics_forces(arm, q, qd, qdd, f_n, K, gravity, contact).tau
 
 
 @dataclass(frozen=True)
@@ -365,7 +370,7 @@ def paper_jacobians(model, q, qd, body, point):
 # --------------------------------------------------------- forces and accelerations
 def link_forces(arm, q, f):
     """⁰f_i: the force on link i from link i−1 in base coordinates, (N, 3), from the
-    spatial joint forces ``f`` of :func:`inverse_dynamics` (``return_forces=True``); for a
+    spatial joint forces ``f`` of :func:`inverse_dynamics_forces`; for a
     batch of states, q (..., nq) and f[i] (..., 6), (..., N, 3)."""
     X0 = forward_kinematics(arm.model, q)
     return np.stack([mv(body_pose(X0[i])[0], f[i][..., 3:])
@@ -468,7 +473,7 @@ def simulate(arm, q0, qd0, t_end, dt, *, tau=None, method="ne"):
                      _hand_force(arm, c, f_n, arm.friction)))
     qdd, f_n, f_t, r, C, F_hand = (np.array(x) for x in zip(*rows))
     # the joint forces of INV (eqs. 2–8) at every saved state, in one batch
-    _, f = rnea(model, traj.q, traj.qd, qdd, {arm.body: F_hand}, return_forces=True)
+    f = rnea_forces(model, traj.q, traj.qd, qdd, {arm.body: F_hand}).f
     lf = link_forces(arm, traj.q, f)
     return ConstrainedTrajectory(traj.t, traj.q, traj.qd, qdd, f_n, f_t, lf, r, C)
 

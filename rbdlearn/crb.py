@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .aba import SingularArticulatedInertia
+from .articulated import SingularArticulatedInertia
 from .kinematics import (base_subspaces, base_transforms, body_pose, forward_kinematics,
                          jacobian, joint_transforms, point_jacobian, stacked_inertias)
 from .model import check_state, without_gravity
-from .rnea import rnea, rnea_flops
+from .inverse_dynamics import rnea, rnea_flops
 from .spatial import inertia_params, mm, mm_flops, mv
 
 __all__ = ["crba", "forward_dynamics_crb", "support_mask", "Composite", "composite_3vector",
@@ -84,7 +84,7 @@ def forward_dynamics_crb(model, q, qd, tau, f_ext=None):
 def _singular_H(model, H):
     """The error for an H that Cholesky refuses, naming the first velocity coordinate whose
     leading block of H is not positive definite, and its joint (a
-    :class:`~rbdlearn.aba.SingularArticulatedInertia`: the D of some joint is singular)."""
+    :class:`~rbdlearn.articulated.SingularArticulatedInertia`: the D of some joint is singular)."""
     k = next((k for k in range(model.nv) if np.linalg.eigvalsh(H[:k + 1, :k + 1])[0] <= 0),
              model.nv - 1)
     i = model.velocity_body[k]

@@ -68,12 +68,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import RbdlearnError
-from .aba import SingularArticulatedInertia, aba
+from .articulated import SingularArticulatedInertia, aba
 from .crb import _singular_H, crba
 from .joints import Fixed, Free, Prismatic, Revolute, Spherical
 from .kinematics import body_pose, body_velocities, forward_kinematics, joint_transforms
 from .model import batch_shape, check_state, integrate_q
-from .rnea import rnea
+from .inverse_dynamics import rnea
 from .spatial import cross_force, mtv, mv, skew, unskew
 
 __all__ = ["Trajectory", "simulate", "time_grid", "joint_forces", "rk4_step", "energy", "momentum",
@@ -233,7 +233,7 @@ def step_guard(model, t0, t1, qd, invalid=False, step="dt"):
     """Around one step of a simulation of ``model`` from time ``t0`` to ``t1`` (``qd``: the
     velocity before it), for every ``simulate`` of the package: an overflow (and, with
     ``invalid``, a NaN) is a diverged motion, a ValueError that says when; a singular
-    mass matrix (:class:`~rbdlearn.aba.SingularArticulatedInertia`, from the ABA or from
+    mass matrix (:class:`~rbdlearn.articulated.SingularArticulatedInertia`, from the ABA or from
     :func:`_regular`) is reported with the step's time and the model."""
     try:
         with np.errstate(over="raise", invalid="raise" if invalid else None):
@@ -250,7 +250,7 @@ def step_guard(model, t0, t1, qd, invalid=False, step="dt"):
 
 
 def _regular(model, H):
-    """``H``, or :class:`~rbdlearn.aba.SingularArticulatedInertia` naming the joint when
+    """``H``, or :class:`~rbdlearn.articulated.SingularArticulatedInertia` naming the joint when
     Cholesky refuses it (numpy's inverse and solve would raise a bare LinAlgError, or
     return garbage for an H singular to round-off)."""
     try:

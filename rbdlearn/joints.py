@@ -26,6 +26,7 @@ joint's orientation by the tilt of the plug's z axis (swing) and the turn about 
 """
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,7 +38,7 @@ from .spatial import (_assemble, _scalars, cos_sin, exp_so3, mv, plux, quat_exp,
 __all__ = ["Revolute", "Prismatic", "Spherical", "SphericalZYX", "zyx_angles", "Free", "Fixed",
            "UNIT_TOL",
            "swing_twist", "swing_twist_factors", "from_swing_twist",
-           "swing_twist_limit_violation"]
+           "swing_twist_limit_violation", "Gear"]
 
 UNIT_TOL = 1e-6
 """How far from 1 the norm of a numeric quaternion may be before it is rejected."""
@@ -423,3 +424,33 @@ def swing_twist_limit_violation(R, swing_max, twist_max=math.pi):
         G[1, k] = (c * ds - s * dc) / (c * c + s * s)
     G[1] *= 1.0 if twist >= 0 else -1.0                 # d|θ_twist| = sign(θ_twist) dθ_twist
     return np.array([swing - swing_max, abs(twist) - twist_max]), G
+
+
+# ------------------------------------------------------------------------------ gears
+#
+# A gear couples two 1-DOF joints, q̇_driven = γ q̇_driver (Chapter 2 §5, seed 000 §2.6–2.7):
+# a description of how two joints move together, read from a URDF's mimic joints and used
+# by the geared ABA of ``rbdlearn.gears``.
+
+
+@dataclass(frozen=True)
+class Gear:
+    """``q̇_driven = ratio · q̇_driver`` for two 1-DOF joints (revolute or prismatic),
+    given by body index or joint name: the driver is the driven joint's parent or its
+    child (serial coupling, seed 000 §2.6) or its sibling (parallel coupling, §2.7). A
+    driver may itself be driven (a chain of gears). Positions follow
+    ``q_driven − q0_driven = ratio · (q_driver − q0_driver) + offset``, see
+    :func:`~rbdlearn.gears.geared_q`; with the neutral q0 this is a URDF mimic joint,
+    ``q_driven = multiplier · q_driver + offset``. ``gear_matrix`` and ``geared_q``
+    accept a gear between any two 1-DOF joints (as URDF mimic joints are);
+    :func:`~rbdlearn.gears.aba_geared` needs the driver to be a parent, child or
+    sibling."""
+    driven: object
+    driver: object
+    ratio: float
+    offset: float = 0.0
+
+    def __post_init__(self):
+        for what, r in (("ratio", self.ratio), ("offset", self.offset)):
+            if isinstance(r, bool) or not isinstance(r, numbers.Real) or not math.isfinite(r):
+                raise RbdlearnError(f"gear {what} must be a finite real number, got {r!r}")

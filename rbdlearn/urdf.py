@@ -22,7 +22,7 @@ collision elements are ignored.
 A ``<mimic joint multiplier offset>`` element makes a joint follow another one,
 ``q = multiplier · q_other + offset``: the gear coupling of chapter 2. With
 ``mimic=True`` the loader returns the model and these couplings as
-:class:`~rbdlearn.aba.Gear` objects (``q̇ = G q̇_ind``, so the independent velocity
+:class:`~rbdlearn.joints.Gear` objects (``q̇ = G q̇_ind``, so the independent velocity
 count is that of Pinocchio's ``buildModelFromUrdf(..., mimic=True)``); with
 ``mimic=False`` the joints are independent; by default they are independent and a
 warning names them. A ``<mimic>`` on a fixed joint has nothing to move and is ignored;
@@ -58,8 +58,7 @@ import numpy as np
 import warnings
 
 from .errors import RbdlearnError, RobotNotFound
-from .aba import Gear
-from .joints import Fixed, Prismatic, Revolute
+from .joints import Fixed, Gear, Prismatic, Revolute
 from .model import Model, check_flag, check_inertia
 from .model import floating_base as _floating_base
 from .spatial import mcI, plux, rotx, roty, rotz
@@ -251,9 +250,9 @@ def loads(xml, floating_base=False, mimic=None, physical=True):
     named ``"root_joint"`` and body 0, the world, is named ``"universe"`` (as in
     Pinocchio); otherwise the root link is the fixed base, body 0, and its inertia
     is dropped. ``mimic=True`` returns ``(model, gears)``: the model and a list of
-    :class:`~rbdlearn.aba.Gear`, one per mimic joint (``Gear(driven, driver,
-    multiplier, offset)`` by joint name), for :func:`~rbdlearn.aba.gear_matrix`,
-    :func:`~rbdlearn.aba.geared_q` and :func:`~rbdlearn.aba.aba_geared`.
+    :class:`~rbdlearn.joints.Gear`, one per mimic joint (``Gear(driven, driver,
+    multiplier, offset)`` by joint name), for :func:`~rbdlearn.gears.gear_matrix`,
+    :func:`~rbdlearn.gears.geared_q` and :func:`~rbdlearn.gears.aba_geared`.
     ``mimic=False`` reads mimic joints as independent ones; the default does too,
     with a warning naming them. ``physical=False``: see the module docstring.
     ``floating_base`` and ``physical`` must be True or False (a TypeError otherwise).

@@ -1,4 +1,4 @@
-"""Forward dynamics (rbdlearn.aba): against Pinocchio's ABA on random trees and on URDFs
+"""Forward dynamics (rbdlearn.articulated): against Pinocchio's ABA on random trees and on URDFs
 (loaded by rbdlearn and, independently, by Pinocchio), against RNEA (ABA inverts it), the
 inverse mass matrix column by column against the unit-vector method, and bad input."""
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import rbdlearn as rbd
 from conftest import URDF_ROBOTS, rel_err, random_state, urdf_pair
 from rbdlearn import interop
-from rbdlearn.aba import SingularArticulatedInertia, aba_flops
+from rbdlearn.articulated import SingularArticulatedInertia, aba_flops
 from rbdlearn.spatial import mcI
 
 TOL = 1e-9

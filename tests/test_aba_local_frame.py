@@ -6,7 +6,7 @@ import pytest
 from conftest import make_tree, random_state
 
 import rbdlearn as rbd
-from rbdlearn.aba import local_X
+from rbdlearn.articulated import local_X
 from rbdlearn.spatial import exp_so3, plux, to_linear_angular
 
 
@@ -19,9 +19,9 @@ def _inputs(model, seed):
 
 def test_equals_aba_on_random_trees(tree, assert_rel):
     q, qd, tau, f_ext = _inputs(tree.model, tree.seed)
-    assert_rel(rbd.aba_local_frame(tree.model, q, qd, tau), rbd.aba(tree.model, q, qd, tau),
+    assert_rel(rbd.aba_local_frame(tree.model, q, qd, tau).qdd, rbd.aba(tree.model, q, qd, tau),
                1e-10, "no external force")
-    assert_rel(rbd.aba_local_frame(tree.model, q, qd, tau, f_ext=f_ext),
+    assert_rel(rbd.aba_local_frame(tree.model, q, qd, tau, f_ext=f_ext).qdd,
                rbd.aba(tree.model, q, qd, tau, f_ext=f_ext), 1e-10, "with f_ext")
 
 
@@ -30,7 +30,7 @@ def test_equals_aba_on_random_trees(tree, assert_rel):
 def test_equals_aba_on_small_trees(seed, floating, assert_rel):
     model = make_tree(5, seed, 0.5, floating)
     q, qd, tau, f_ext = _inputs(model, seed)
-    assert_rel(rbd.aba_local_frame(model, q, qd, tau, f_ext=f_ext),
+    assert_rel(rbd.aba_local_frame(model, q, qd, tau, f_ext=f_ext).qdd,
                rbd.aba(model, q, qd, tau, f_ext=f_ext), 1e-10)
 
 
@@ -42,7 +42,8 @@ def test_equals_pinocchio(assert_rel):
     q, qd, tau, _ = _inputs(model, 9)
     qdd_pin = pin.aba(pm, pm.createData(), interop.q_to_pin(model, pm, q),
                       interop.v_to_pin(model, pm, qd), interop.v_to_pin(model, pm, tau))
-    assert_rel(rbd.aba_local_frame(model, q, qd, tau), interop.v_from_pin(model, pm, qdd_pin),
+    assert_rel(rbd.aba_local_frame(model, q, qd, tau).qdd,
+               interop.v_from_pin(model, pm, qdd_pin),
                1e-9)
 
 
@@ -50,7 +51,9 @@ def test_articulated_relation_holds_at_a_leaf():
     # A leaf: Î = diag(m1, J) and Ẑ = −(F + F_ext) (eqs. 18, 19) — the rigid body's own law.
     model = rbd.planar_chain(2, length=[1.0, 0.5], mass=[2.0, 1.0])
     q, qd, tau = np.array([0.3, -0.4]), np.array([1.0, 2.0]), np.zeros(2)
-    _, I_hat, Z_hat = rbd.aba_local_frame(model, q, qd, tau, return_articulated=True)
+    result = rbd.aba_local_frame(model, q, qd, tau)
+    I_hat, Z_hat = result.I_hat, result.Z_hat
+    assert np.allclose(result.qdd, rbd.aba(model, q, qd, tau), rtol=1e-12, atol=1e-12)
     assert np.allclose(I_hat[2], np.diag([1.0, 1.0, 1.0, 0.5**2 / 12, 0.0, 0.5**2 / 12]))
     assert np.allclose(Z_hat[2], 0.0)            # ω ∥ x, a principal axis: ω × Jω = 0
     assert not np.allclose(I_hat[1][:3, :3], 2.0 * np.eye(3))   # the child is felt

@@ -19,7 +19,7 @@ from rbdlearn.errors import RbdlearnError
 from rbdlearn.crb import crba
 from rbdlearn.kinematics import jdot_qdot, point_jacobian
 from rbdlearn.model import random_tree
-from rbdlearn.rnea import rnea
+from rbdlearn.inverse_dynamics import rnea
 
 PAPER = C.paper_values()
 INERTIA = 0.5 ** 2 / 3          # m l²/3: the value under which the paper's numbers come out
@@ -106,7 +106,7 @@ def test_link_forces_satisfy_newton_per_link():
     """m_i ⁰s̈_i = ⁰f_i − ⁰f_{i+1} + m_i g (+ the contact force on the last link)."""
     arm, q, qd, tau = list(_states())[1]
     fd = C.forward_dynamics(arm, q, qd, tau)
-    _, f = C.inverse_dynamics(arm, q, qd, fd.qdd, fd.f_n, return_forces=True)
+    f = C.inverse_dynamics_forces(arm, q, qd, fd.qdd, fd.f_n).f
     F = C.link_forces(arm, q, f)
     s_dd = C.com_accelerations(arm.model, q, qd, fd.qdd)
     c = fd.contact
@@ -153,7 +153,7 @@ def _paper_method(arm, traj, k, tau):
     calls (eqs. 30–35), then ⁰f_i from INV and ⁰s̈_i; checked against the run's."""
     q, qd = traj.q[k], traj.qd[k]
     fd = C.forward_dynamics(arm, q, qd, tau)
-    _, f = C.inverse_dynamics(arm, q, qd, fd.qdd, fd.f_n, return_forces=True)
+    f = C.inverse_dynamics_forces(arm, q, qd, fd.qdd, fd.f_n).f
     forces = C.link_forces(arm, q, f)
     f_t = -fd.contact.t_hat * arm.friction * fd.f_n
     assert np.abs(fd.qdd - traj.qdd[k]).max() < 1e-9 and abs(fd.f_n - traj.f_n[k]) < 1e-9

@@ -11,8 +11,9 @@ import pytest
 
 import rbdlearn as rbd
 from rbdlearn import contact as ct
+from rbdlearn import lcp
 from rbdlearn import interop
-from rbdlearn.aba import SingularArticulatedInertia
+from rbdlearn.articulated import SingularArticulatedInertia
 from rbdlearn.contact import plane_contacts
 from rbdlearn.models import box
 
@@ -72,7 +73,7 @@ def test_delassus_by_theta_is_dense_J_Hinv_JT(seed, floating):
     # the impulses' velocity change H⁻¹ Jᵀ P (one ABA) and the velocities after it
     qd = np.random.default_rng(seed).normal(size=model.nv)
     sol = ct.solve_contacts(model, q, qd, contacts)
-    J = ct._jacobian(model, q, ct._check_contacts(model, contacts))
+    J = ct._jacobian(model, q, lcp._check_contacts(model, contacts))
     assert np.abs(sol.P).max() > 0.01
     assert np.allclose(sol.dqd, np.linalg.solve(rbd.crba(model, q), J.T @ sol.P.ravel()),
                        rtol=1e-9, atol=1e-10)
@@ -175,7 +176,7 @@ def check_impulses(sol, contacts, h, tol, friction="pyramid", d=4):
 def min_cos(Pt, n, d):
     """cos of the angle between P_t and the nearest edge normal of the d-gon: the polygon
     is {x: x·u_j ≤ r cos(π/d)}, u_j at angles (2j+1)π/d in the tangent plane."""
-    T = ct._tangents(n)
+    T = lcp._tangents(n)
     x = T.T @ Pt
     if np.linalg.norm(x) == 0:
         return 1.0
@@ -193,7 +194,7 @@ def unique_problem(seed, mu=0.3):
     q = rbd.random_q(model, rng)
     b = moving_bodies(model)
     contacts = random_contacts(model, q, rng, [(b[-1], 0), (b[-3], 0), (b[-5], 0)], mu=mu)
-    J = ct._jacobian(model, q, ct._check_contacts(model, contacts))
+    J = ct._jacobian(model, q, lcp._check_contacts(model, contacts))
     v = [-c.normal / np.linalg.norm(c.normal) + 0.5 * rng.normal(size=3) for c in contacts]
     qd = np.linalg.lstsq(J, np.concatenate(v), rcond=None)[0]
     return model, q, qd, contacts
@@ -231,8 +232,8 @@ def test_pgs_stops_only_when_friction_has_converged_too(friction):
     sol = ct.solve_contacts(model, q, qd, contacts, solver="pgs", friction=friction, tol=tol,
                             accept=1e-3)
     assert sol.residual <= tol and sol.iterations > 1
-    dirs = ct.friction_directions(4) if friction == "pyramid" else None
-    for c, P, v in zip(ct._check_contacts(model, contacts), sol.P, sol.v_after):
+    dirs = lcp.friction_directions(4) if friction == "pyramid" else None
+    for c, P, v in zip(lcp._check_contacts(model, contacts), sol.P, sol.v_after):
         Pn, Pt, vt = c.n @ P, c.T.T @ P, c.T.T @ v
         best = (-c.mu * Pn * np.linalg.norm(vt) if dirs is None
                 else min(c.mu * Pn * dirs @ vt))      # min of v_t·x over the set
@@ -310,7 +311,7 @@ def test_sticking_contacts_agree_with_pinocchio_impulse_dynamics(seed):
     operator above.)"""
     model, q, _, contacts = unique_problem(seed, mu=5.0)
     J = np.vstack([sum(s * rbd.point_jacobian(model, q, body, p, frame="world")
-                       for body, p, s in c.sides) for c in ct._check_contacts(model, contacts)])
+                       for body, p, s in c.sides) for c in lcp._check_contacts(model, contacts)])
     n = [np.asarray(c.normal) / np.linalg.norm(c.normal) for c in contacts]
     rng = np.random.default_rng(seed)
     for _ in range(50):               # approach speeds at which every contact is pressed
@@ -331,7 +332,7 @@ def test_sticking_contacts_agree_with_pinocchio_impulse_dynamics(seed):
 def test_frictionless_agrees_with_pinocchio():
     """All contacts pressing, μ = 0: Pinocchio's impulse dynamics with the normal rows."""
     model, q, _, contacts = unique_problem(12, mu=0.0)
-    J = ct._jacobian(model, q, ct._check_contacts(model, contacts))
+    J = ct._jacobian(model, q, lcp._check_contacts(model, contacts))
     N = np.array([np.asarray(c.normal) / np.linalg.norm(c.normal) for c in contacts])
     rows = np.vstack([N[k] @ J[3 * k:3 * k + 3] for k in range(len(contacts))])
     qd = np.linalg.lstsq(rows, -np.ones(len(contacts)), rcond=None)[0]
@@ -352,9 +353,9 @@ def test_cone_and_pyramid_differ_only_when_sliding_off_the_pyramid_edges():
     the cone opposes the slip, the pyramid pulls towards a corner of its square."""
     model, q, _, contacts = unique_problem(4, mu=0.2)
     c = contacts[0]
-    J = ct._jacobian(model, q, ct._check_contacts(model, [c]))
+    J = ct._jacobian(model, q, lcp._check_contacts(model, [c]))
     n = np.asarray(c.normal) / np.linalg.norm(c.normal)
-    T = ct._tangents(n)
+    T = lcp._tangents(n)
     qd = np.linalg.lstsq(J, -0.2 * n + 3 * (T[:, 0] + T[:, 1]), rcond=None)[0]
     cone = ct.solve_contacts(model, q, qd, [c], solver="pgs", friction="cone", tol=1e-12)
     pyr = ct.solve_contacts(model, q, qd, [c], solver="pgs", friction="pyramid", tol=1e-12)
@@ -374,14 +375,14 @@ def test_cone_and_pyramid_differ_only_when_sliding_off_the_pyramid_edges():
 # ------------------------------------------------------- solvers: failures reported
 
 def test_lemke_reports_a_ray_and_the_pivot_cap():
-    with pytest.raises(ct.LCPRayTermination, match=r"my problem: .*ray \(z\[0\] can grow"):
-        ct.lemke([[-1.0]], [-1.0], what="my problem")       # w = −z − 1 ≥ 0: infeasible
+    with pytest.raises(lcp.LCPRayTermination, match=r"my problem: .*ray \(z\[0\] can grow"):
+        lcp.lemke([[-1.0]], [-1.0], what="my problem")       # w = −z − 1 ≥ 0: infeasible
     M = np.array([[2.0, 1.0], [1.0, 2.0]])
-    assert np.allclose(ct.lemke(M, [-1.0, -1.0]).z, [1 / 3, 1 / 3])
-    with pytest.raises(ct.LCPRayTermination, match="after 1 pivots"):
-        ct.lemke(M, [-1.0, -1.0], max_pivots=1)
+    assert np.allclose(lcp.lemke(M, [-1.0, -1.0]).z, [1 / 3, 1 / 3])
+    with pytest.raises(lcp.LCPRayTermination, match="after 1 pivots"):
+        lcp.lemke(M, [-1.0, -1.0], max_pivots=1)
     with pytest.raises(ValueError, match="finite n x n"):
-        ct.lemke(M, [np.nan, 1.0])
+        lcp.lemke(M, [np.nan, 1.0])
 
 
 def test_lemke_degenerate_start():
@@ -389,7 +390,7 @@ def test_lemke_degenerate_start():
     the *last* of the tied rows for the tableau to stay lexicographically positive;
     with the first, Lemke ends on a ray for this problem."""
     M, b = np.array([[0.0, 1.0], [2.0, 1.0]]), np.array([-1.0, -1.0])
-    z = ct.lemke(M, b).z
+    z = lcp.lemke(M, b).z
     w = M @ z + b
     assert z.min() >= 0 and w.min() >= -1e-12 and abs(z @ w) < 1e-12 and z.max() > 0
 
@@ -406,7 +407,7 @@ def resting_box(mu=0.5):
 
 def test_pgs_reports_non_convergence_with_the_residual():
     model, q, qd, contacts = resting_box()
-    with pytest.warns(ct.ContactWarning, match=r"residual [0-9.e-]+ > tol 1e-09 \(relative to "
+    with pytest.warns(lcp.ContactWarning, match=r"residual [0-9.e-]+ > tol 1e-09 \(relative to "
                                                r"the speed [0-9.e-]+ m/s\), largest at contact \d \('corner \d'\)"):
         sol = ct.solve_contacts(model, q, qd, contacts, solver="pgs", max_iter=2)
     assert sol.residual > 1e-9 and sol.iterations == 2
@@ -427,7 +428,8 @@ def test_box_dropped_on_the_floor_comes_to_rest_on_four_corners():
     qd0 = np.array([0.0, 0.0, 0.0, 0.8, 0.0, 0.0])
     contacts = plane_contacts(model, [(1, p) for p in corners], mu=0.6, margin=0.1)
     for solver in ("lemke", "pgs"):
-        run = ct.simulate(model, q0, qd0, h, 120, contacts, solver=solver, tol=1e-10)
+        run = ct.simulate(model, q0, qd0, 120 * h, h, contacts=contacts, solver=solver,
+                          tol=1e-10)
         impacts = 0
         for q, qd, sol, used in zip(run.q[:-1], run.qd[1:], run.solutions, run.contacts):
             if sol is None:
@@ -518,12 +520,12 @@ def test_other_bad_input():
     with pytest.raises(ValueError, match=r"qd has shape \(5,\)"):
         ct.solve_contacts(model, q, np.zeros(5), contacts)
     with pytest.raises(ct.ContactError, match=r"2 contacts need K of shape \(6, 6\)"):
-        ct.pgs(np.eye(6), np.zeros(3), contacts[:2])
+        lcp.pgs(np.eye(6), np.zeros(3), contacts[:2])
     with pytest.raises(ct.ContactError, match="K and v must be finite"):
         ct.contact_lcp(np.full((6, 6), np.nan), np.zeros((2, 3)), contacts[:2])
     with pytest.raises(ct.ContactError, match=r"contact 1 \('corner 1'\): the point "
                                               r"cannot move along its normal"):
-        ct.pgs(np.diag([1.0, 1, 1, 1, 1, 0]), np.zeros((2, 3)), contacts[:2])
+        lcp.pgs(np.diag([1.0, 1, 1, 1, 1, 0]), np.zeros((2, 3)), contacts[:2])
     with pytest.raises(ct.ContactError, match="expected a Contact"):
         ct.solve_contacts(model, q, qd, [(1, (0, 0, 0))])
     # a point that cannot move along its normal: a slider moving sideways only
@@ -547,8 +549,8 @@ def box_problem():
 def test_a_bad_time_step_is_named_by_every_solver_function(solver, h):
     K, v, contacts = box_problem()
     call = {"contact_lcp": lambda: ct.contact_lcp(K, v, contacts, h),
-            "pgs": lambda: ct.pgs(K, v, contacts, h),
-            "contact_residuals": lambda: ct.contact_residuals(K, v, contacts,
+            "pgs": lambda: lcp.pgs(K, v, contacts, h),
+            "contact_residuals": lambda: lcp.contact_residuals(K, v, contacts,
                                                               np.zeros((4, 3)), h)}[solver]
     with pytest.raises(ct.ContactError, match=r"time step h must be a finite number > 0"):
         call()
@@ -558,7 +560,7 @@ def test_a_matrix_that_is_no_delassus_operator_is_refused():
     K, v, contacts = box_problem()
     skew = K.copy()
     skew[0, 1] += 0.1 * np.abs(K).max()
-    for call in (ct.contact_lcp, ct.pgs):
+    for call in (ct.contact_lcp, lcp.pgs):
         with pytest.raises(ct.ContactError, match=r"K must be symmetric .* max \|K − Kᵀ\|"):
             call(skew, v, contacts)
         with pytest.raises(ct.ContactError, match="K must be positive semi-definite"):
@@ -566,9 +568,9 @@ def test_a_matrix_that_is_no_delassus_operator_is_refused():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda m, q, qd, cs: ct.lemke(np.eye(2), [-1.0, -1.0], max_pivots=0),
+    (lambda m, q, qd, cs: lcp.lemke(np.eye(2), [-1.0, -1.0], max_pivots=0),
      "max_pivots must be an integer ≥ 1, got 0"),
-    (lambda m, q, qd, cs: ct.lemke(np.eye(2), [-1.0, -1.0], max_pivots=2.5),
+    (lambda m, q, qd, cs: lcp.lemke(np.eye(2), [-1.0, -1.0], max_pivots=2.5),
      "max_pivots must be an integer ≥ 1, got 2.5"),
     (lambda m, q, qd, cs: ct.solve_contacts(m, q, qd, cs, solver="pgs", max_iter=0),
      "max_iter must be an integer ≥ 1, got 0"),
@@ -634,11 +636,28 @@ def test_a_body_cannot_touch_itself():
         ct.solve_contacts(model, q, qd, [ct.Contact(1, (0.0, 0, 0), other=1, name="self")])
 
 
-@pytest.mark.parametrize("n_steps", [-5, 0, 2.7, "3", np.nan, True])
-def test_simulate_takes_a_whole_positive_number_of_steps(n_steps):
+@pytest.mark.parametrize("t_end, dt, message", [
+    (-1.0, 0.01, r"t_end must be finite and >= 0, got -1.0"),
+    (1.0, 0.0, r"dt must be finite and > 0, got 0.0"),
+    (np.nan, 0.01, r"t_end must be finite and >= 0, got nan"),
+    ("soon", 0.01, r"t_end must be a real number, got 'soon'"),
+])
+def test_simulate_takes_its_times_as_every_simulate_does(t_end, dt, message):
     model, q, qd, contacts = resting_box()
-    with pytest.raises(ct.ContactError, match=r"n_steps must be an integer ≥ 1"):
-        ct.simulate(model, q, qd, 0.01, n_steps, contacts)
+    with pytest.raises(rbd.RbdlearnError, match=message):
+        ct.simulate(model, q, qd, t_end, dt, contacts=contacts)
+
+
+def test_simulate_ends_at_t_end_and_needs_its_contacts_by_name():
+    """The time grid of integrate.time_grid: steps of dt, the last one shortened to end at
+    t_end; the contacts are a keyword argument (None: no contact)."""
+    model, q, qd, contacts = resting_box()
+    run = ct.simulate(model, q, qd, 0.025, 0.01, contacts=contacts)
+    assert isinstance(run, rbd.Trajectory) and np.allclose(run.t, [0.0, 0.01, 0.02, 0.025])
+    assert len(run.q) == len(run.qd) == 4 and len(run.solutions) == len(run.contacts) == 3
+    with pytest.raises(TypeError):
+        ct.simulate(model, q, qd, 0.02, 0.01, contacts)          # contacts by name only
+    assert len(ct.simulate(model, q, qd, 0.02, 0.01, contacts=None).solutions) == 2
 
 
 def test_a_gap_too_large_for_the_step_is_named():
@@ -656,8 +675,9 @@ def test_a_diverging_contact_simulation_says_when():
         return 1e3 * np.abs(qd).max() * np.r_[qd[3:], qd[:3]]
     with pytest.raises(ValueError, match=r"simulate diverged between t = [0-9.]+ and "
                                          r"[0-9.]+: the state overflowed"):
-        ct.simulate(model, q, np.ones(6), 0.01, 500,
-                    plane_contacts(model, [(1, p) for p in box()[1]], mu=0.5), tau=runaway)
+        ct.simulate(model, q, np.ones(6), 5.0, 0.01,
+                    contacts=plane_contacts(model, [(1, p) for p in box()[1]], mu=0.5),
+                    tau=runaway)
 
 
 def test_a_run_too_long_for_memory_is_refused_up_front(monkeypatch):
@@ -666,11 +686,12 @@ def test_a_run_too_long_for_memory_is_refused_up_front(monkeypatch):
     so that a run that is not refused ends quickly.)"""
     model, q, qd, contacts = resting_box()
     monkeypatch.setattr(rbd.integrate, "MAX_TRAJECTORY_BYTES", 8 * 112)
-    assert len(ct.simulate(model, q, qd, 0.01, 7, contacts).t) == 8
-    with pytest.raises(ValueError, match=r"contact.simulate: 8 steps of h = 0.01 would store 9 "
-                                         r"states of 14 numbers, 9.388e-07 GiB, more than the "
-                                         r"8.34465e-07 GiB of integrate.MAX_TRAJECTORY_BYTES"):
-        ct.simulate(model, q, qd, 0.01, 8, contacts)
+    assert len(ct.simulate(model, q, qd, 0.07, 0.01, contacts=contacts).t) == 8
+    with pytest.raises(ValueError, match=r"contact.simulate: 8 steps from t = 0 to 0.08 by "
+                                         r"dt = 0.01 would store 9 states of 14 numbers, "
+                                         r"9.388e-07 GiB, more than the 8.34465e-07 GiB of "
+                                         r"integrate.MAX_TRAJECTORY_BYTES"):
+        ct.simulate(model, q, qd, 0.08, 0.01, contacts=contacts)
 
 
 def test_a_singular_mass_matrix_in_a_contact_simulation_says_when():
@@ -679,7 +700,7 @@ def test_a_singular_mass_matrix_in_a_contact_simulation_says_when():
     with pytest.raises(SingularArticulatedInertia, match=r"simulate: in the step from t = 0 to "
                                                          r"0.01, the mass matrix H\(q\) of "
                                                          r"Model.* is singular: body 2"):
-        ct.simulate(model, zero, zero, 0.01, 3, [])
+        ct.simulate(model, zero, zero, 0.03, 0.01, contacts=[])
 
 
 def test_a_huge_friction_coefficient_is_solved_or_named():

@@ -11,7 +11,7 @@ round-off level, a basis that is nearly singular. So this file
 2. keeps a sample of the states those runs pass through and solves each again by every
    solver (Lemke with d = 4 and 8, PGS on the pyramid and on the cone), unperturbed and
    perturbed at round-off: the free velocity q̇* by 1e-15 to 1e-12 relative, and the
-   LCP's M and b themselves (solved by ``ct.lemke`` directly);
+   LCP's M and b themselves (solved by ``lcp.lemke`` directly);
 3. checks every solve with :func:`conditions`, written here from the contact model
    alone: the impulses P, the velocities after the step computed from the model
    (q̇⁺ = q̇* + H⁻¹JᵀP with H from the CRBA and J from the point Jacobians, neither from
@@ -33,6 +33,7 @@ import pytest
 
 import rbdlearn as rbd
 from rbdlearn import contact as ct
+from rbdlearn import lcp
 from rbdlearn import models
 
 pytestmark = pytest.mark.fp_sensitive
@@ -209,7 +210,7 @@ def _simulated(scene, solver):
     name, model, q, qd, contacts, h, n, tau = scene
     key = (name, n, solver)
     if key not in _RUNS:
-        run = ct.simulate(model, q, qd, h, n, contacts, tau=tau, solver=solver)
+        run = ct.simulate(model, q, qd, n * h, h, contacts=contacts, tau=tau, solver=solver)
         worst, steps, solves = 0.0, [], 0
         for k, (sol, used) in enumerate(zip(run.solutions, run.contacts)):
             if sol is None:
@@ -240,7 +241,7 @@ def replay(state, rng, scales=(0.0, 1e-15, 1e-12), pgs_scales=(0.0,)):
             if options["solver"] == "pgs" and scale not in pgs_scales:
                 continue
             with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", ct.ContactWarning)
+                warnings.simplefilter("always", lcp.ContactWarning)
                 sol = ct.solve_contacts(s.model, s.q, qd, s.contacts, s.h, **options)
             res = conditions(s.model, s.q, qd, s.contacts, s.h, sol.P, options.get("d", 4),
                              options.get("friction", "pyramid"))
@@ -253,7 +254,7 @@ def replay(state, rng, scales=(0.0, 1e-15, 1e-12), pgs_scales=(0.0,)):
             M, b, G = ct.contact_lcp(K, v, s.contacts, s.h, d)
             M = M * (1.0 + scale * rng.uniform(-1, 1, M.shape))
             b = b * (1.0 + scale * rng.uniform(-1, 1, b.shape))
-            z = ct.lemke(M, b).z
+            z = lcp.lemke(M, b).z
             P = (G @ z[:G.shape[1]]).reshape(-1, 3)
             yield f"lemke(M, b) d={d}", False, conditions(s.model, s.q, s.qd_free,
                                                           s.contacts, s.h, P, d)

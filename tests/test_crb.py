@@ -160,8 +160,8 @@ def test_operation_counts_grow_as_expected():
 
 
 def test_forward_dynamics_crb_count_and_its_growth_against_aba():
-    from rbdlearn.aba import aba_flops
-    from rbdlearn.rnea import rnea_flops
+    from rbdlearn.articulated import aba_flops
+    from rbdlearn.inverse_dynamics import rnea_flops
     for n in (1, 5, 30):
         model = rbd.random_tree(n, seed=n, joint_types=("revolute", "spherical"))
         c, nv = crb.operation_counts(model), model.nv

@@ -1,4 +1,5 @@
-"""Gears (seed 000 §2.6–2.7), inertia between bodies (§2.8) and impulses (rbdlearn.aba).
+"""Gears (seed 000 §2.6–2.7, rbdlearn.gears), inertia between bodies (§2.8,
+rbdlearn.articulated) and impulses (rbdlearn.impulses).
 
 Every result is checked against an independent computation from RNEA and the Jacobians:
 the mass matrix H by the unit-vector method, the bias b = rnea(q, q̇, 0), and

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import rbdlearn as rbd
-from rbdlearn.aba import SingularArticulatedInertia
+from rbdlearn.articulated import SingularArticulatedInertia
 from rbdlearn.spatial import mcI, quat_to_rot
 
 

@@ -7,7 +7,7 @@ import pytest
 import sympy
 
 import rbdlearn as rbd
-from rbdlearn.aba import SingularArticulatedInertia
+from rbdlearn.articulated import SingularArticulatedInertia
 from rbdlearn.joints import (SphericalZYX, from_swing_twist, swing_twist, swing_twist_factors,
                              swing_twist_limit_violation)
 from rbdlearn.spatial import (crm, exp_so3, log_so3, mcI, plux, rot_to_quat, rotx, roty, rotz,

@@ -1,4 +1,4 @@
-"""Inverse dynamics (rbdlearn.rnea): against Pinocchio, against physics (linearity in qdd,
+"""Inverse dynamics (rbdlearn.inverse_dynamics): against Pinocchio, against physics (linearity in qdd,
 a symmetric mass matrix, power balance, the Jacobian-transpose law for external forces), and
 against a Lagrangian derivation with sympy."""
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import rbdlearn as rbd
 from conftest import random_state as state
-from rbdlearn.rnea import rnea_flops
+from rbdlearn.inverse_dynamics import rnea_flops
 from rbdlearn.spatial import mcI, trig_zero
 
 TOL = 1e-9
@@ -237,7 +237,9 @@ def test_returned_joint_forces_obey_newton_euler_per_body(floating):
         model = rbd.floating_base(model, mcI(2.0, np.zeros(3), np.eye(3)))
     q, qd, qdd = state(model, 21)
     f_ext = random_forces(model, 21)
-    tau, f = rbd.rnea(model, q, qd, qdd, f_ext, return_forces=True)
+    forces = rbd.rnea_forces(model, q, qd, qdd, f_ext)
+    tau, f = forces.tau, forces.f
+    assert isinstance(forces, rbd.JointForces)
     np.testing.assert_array_equal(tau, rbd.rnea(model, q, qd, qdd, f_ext))
     X0 = rbd.forward_kinematics(model, q)
     V = rbd.body_velocities(model, q, qd)

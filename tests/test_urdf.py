@@ -12,7 +12,7 @@ import pytest
 import rbdlearn as rbd
 from rbdlearn import interop, urdf
 from rbdlearn.spatial import inertia_params, to_angular_linear
-from rbdlearn.aba import SingularArticulatedInertia
+from rbdlearn.articulated import SingularArticulatedInertia
 from rbdlearn.urdf import URDFError
 
 REL = 1e-9

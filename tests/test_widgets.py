@@ -212,7 +212,7 @@ def test_inward_pass_steps_end_at_the_abas_articulated_inertias():
         steps = widgets.inward_pass_steps(model, q)
         assert len(steps) == model.N + 1, name
         zero = np.zeros(model.nv)
-        _, I_hat, _ = rbd.aba_local_frame(model, q, zero, zero, return_articulated=True)
+        I_hat = rbd.aba_local_frame(model, q, zero, zero).I_hat
         for i in range(1, model.N + 1):
             assert np.allclose(steps[-1][i], I_hat[i], atol=1e-10), (name, i)
             # step 0: nothing added yet, every body its own inertia (mass m_i on the diagonal)

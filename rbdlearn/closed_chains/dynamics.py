@@ -22,7 +22,7 @@ from ..errors import RbdlearnError
 from ..integrate import Trajectory, rk4_step, time_grid
 from ..kinematics import forward_kinematics
 from ..model import check_state
-from ..rnea import rnea
+from ..inverse_dynamics import rnea
 from ..spatial import plux_parts
 from .loops import (LoopNotClosed, SingularClosure, _joint_of_velocity, _solve, assemble,
                     choose_split, loop_jacobian, loop_jdot_qdot, loop_residual, reduction)

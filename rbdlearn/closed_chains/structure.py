@@ -23,7 +23,7 @@ from ..errors import RbdlearnError
 from ..joints import Fixed, Free
 from ..kinematics import base_subspaces, body_velocities, forward_kinematics
 from ..model import check_state, is_body, pointers
-from ..rnea import rnea
+from ..inverse_dynamics import rnea
 from ..spatial import inv_X, plux_parts, rot_to_quat
 from .loops import Mechanism, _solve, _world_jacobian, add_loop, reduction
 

@@ -11,7 +11,7 @@ line of action); :func:`rbdlearn.spatial.motion_centre_2d` and
 
 import numpy as np
 
-from .. import body_pose, forward_kinematics, point_velocity, rnea
+from .. import body_pose, forward_kinematics, point_velocity, rnea, rnea_forces
 from ..spatial import force_line_2d, inertia_params, motion_centre_2d, plux, rotx
 
 __all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "draw_velocity_field", "draw_force_line", "draw_frame_2d",
@@ -289,9 +289,9 @@ def torque_parts(model, q, qd, qdd):
 
 
 def transmitted_forces(model, q, qd, qdd, f_ext=None):
-    """The whole spatial force each joint transmits (``rnea(..., return_forces=True)``),
+    """The whole spatial force each joint transmits (:func:`rbdlearn.rnea_forces`),
     moved to base coordinates (moment about the base origin), gravity included.
     Returns a list ``f[i]`` (entry 0 unused): the force exerted by body λ(i) on body i."""
-    _, f = rnea(model, q, qd, qdd, f_ext=f_ext, return_forces=True)
+    f = rnea_forces(model, q, qd, qdd, f_ext=f_ext).f
     X0 = forward_kinematics(model, q)
     return [None] + [X0[i].T @ f[i] for i in range(1, model.N + 1)]     # ⁰X_i⁻ᵀ = ⁱX₀ᵀ

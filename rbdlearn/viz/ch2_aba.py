@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import body_pose, contact_impulse, forward_kinematics, planar_chain
-from ..aba import local_C, local_X
+from ..articulated import local_C, local_X
 from ..joints import swing_twist
 from ..model import check_body
 from ..spatial import cross3, inertia_params, rotx
@@ -127,7 +127,7 @@ def draw_contact(ax, model=CONTACT_ARM, tip=CONTACT_TIP, scale=0.25, impulse_sca
     :func:`rbdlearn.contact_impulse` (normal +z, body = the last link), redraws the arm,
     the ground, the tip velocity before (grey) and after (green) the impact — arrows of
     length ``scale·|v|`` — and the impulse ``P`` on the tip (red, ``impulse_scale·|P|``),
-    and returns the :class:`rbdlearn.contact.ContactImpulse`.
+    and returns the :class:`rbdlearn.impulses.ContactImpulse`.
     """
     i = model.N
     drawing = ChainDrawing(ax, model, np.zeros(model.N), coms=False)

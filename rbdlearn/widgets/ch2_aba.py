@@ -274,11 +274,11 @@ def felt_inertias(q2, m2, lengths=(1.0, 1.0), m1=1.0):
     rigid inertia (joint 2 locked) — the last as Î_1 of the arm with link 2 welded on."""
     arm = planar_chain(2, length=list(lengths), mass=[m1, m2])
     q, zero = np.array([0.0, q2]), np.zeros(2)
-    _, I_hat, _ = aba_local_frame(arm, q, zero, zero, return_articulated=True)
+    I_hat = aba_local_frame(arm, q, zero, zero).I_hat
     locked = Model(parent=arm.parent, joints=[None, arm.joints[1], Fixed()],
                    Xtree=[None, arm.Xtree[1], arm.joints[2].XJ([q2]) @ arm.Xtree[2]],
                    I=arm.I, gravity=arm.gravity)
-    _, I_rigid, _ = aba_local_frame(locked, [0.0], [0.0], [0.0], return_articulated=True)
+    I_rigid = aba_local_frame(locked, [0.0], [0.0], [0.0]).I_hat
     own = np.diag([m1] * 3 + [m1 * lengths[0] ** 2 / 12, 0.0, m1 * lengths[0] ** 2 / 12])
     return {"own": own, "articulated": I_hat[1], "rigid": I_rigid[1]}
 
@@ -315,7 +315,7 @@ def inward_pass_steps(model, q):
                         I=[None] + [model.I[b] for b in keep])
             q_sub = np.concatenate([np.zeros(0)] + [q[model.q_slices[b]] for b in keep])
             zero = np.zeros(sub.nv)
-            mats.append(aba_local_frame(sub, q_sub, zero, zero, return_articulated=True)[1][1])
+            mats.append(aba_local_frame(sub, q_sub, zero, zero).I_hat[1])
         steps.append(mats)
     return steps
 

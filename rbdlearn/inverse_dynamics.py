@@ -1,4 +1,7 @@
-"""Inverse dynamics by the recursive Newton–Euler algorithm (Chapter 1, seed 001).
+"""Inverse dynamics by the recursive Newton–Euler algorithm (Chapter 1 §3, seed 001; the
+book's equations rn-v, rn-a, rn-f, rn-tau): ``rnea`` (τ), ``rnea_forces`` (τ and the forces
+the joints transmit), ``rnea_flops`` (its cost), and the traversal orders of the two passes
+(any order that meets a parent before its children, Chapter 5's pointer walks).
 
 Outward pass (body velocities and accelerations, seed 001 "inverse dynamics"):
     v_i = ⁱX_λ v_λ + S_i q̇_i                                   (RNEA-1)
@@ -13,6 +16,8 @@ body's quantities then hold one entry per state, (..., 6), and ``mv(X, v)`` = X 
 ``mtv(X, f)`` = Xᵀ f multiply matrix and vector state by state (see ``spatial``).
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .errors import RbdlearnError
@@ -20,21 +25,45 @@ from .kinematics import joint_transforms
 from .model import batch_shape, check_forces, check_state
 from .spatial import cross_force, cross_motion, mm_flops, mtv, mv
 
-__all__ = ["rnea", "rnea_flops"]
+__all__ = ["rnea", "rnea_forces", "JointForces", "rnea_flops"]
 
 
-def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
-    """Joint forces τ that produce accelerations ``qdd`` at state ``(q, qd)``.
+def rnea(model, q, qd, qdd, f_ext=None, order=None):
+    """Joint forces τ that produce accelerations ``qdd`` at state ``(q, qd)``: the τ of
+    :func:`rnea_forces`, which also gives the spatial forces the joints transmit.
+
+    ``f_ext``: optional external spatial forces, a list of N + 1 6-vectors (or a
+    dict {body: force}, a body by index or by name), each acting on body i and
+    expressed in body i's coordinates. Works on floats and on object arrays of sympy
+    expressions. A batch of states, ``q`` (..., nq), ``qd`` and ``qdd`` (..., nv)
+    broadcast together, gives τ of shape (..., nv); each external force is then a
+    6-vector, the same in every state, or one per state, (..., 6). ``order``: see
+    :func:`rnea_forces`.
+    """
+    return rnea_forces(model, q, qd, qdd, f_ext, order).tau
+
+
+@dataclass(frozen=True)
+class JointForces:
+    """The result of :func:`rnea_forces`: the joint forces ``tau`` (nv, or (..., nv) for a
+    batch) and the list ``f`` of the whole spatial forces the joints transmit (``f[i]``:
+    from body λ(i) to body i, in body i's coordinates, (6,) or (..., 6); ``f[0]`` None),
+    of which ``τ_i = S_iᵀ f[i]`` is the part along joint i's freedoms (rn-f, rn-tau)."""
+    tau: np.ndarray
+    f: list
+
+
+def rnea_forces(model, q, qd, qdd, f_ext=None, order=None):
+    """The recursive Newton–Euler algorithm: :class:`JointForces` ``(tau, f)``, the joint
+    forces τ that produce accelerations ``qdd`` at state ``(q, qd)`` and the spatial forces
+    f the joints transmit, which the inward pass computes on the way.
 
     ``f_ext``: optional external spatial forces, a list of N + 1 6-vectors (or a
     dict {body: force}, a body by index or by name), each acting on body i and
     expressed in body i's coordinates. Works on floats and on object arrays of sympy expressions.
     A batch of states, ``q`` (..., nq), ``qd`` and ``qdd`` (..., nv) broadcast together,
-    gives τ of shape (..., nv) (and forces (..., 6)); each external force is then a
+    gives τ of shape (..., nv) and forces (..., 6); each external force is then a
     6-vector, the same in every state, or one per state, (..., 6).
-    With ``return_forces=True`` also returns the list ``f`` of the whole spatial
-    forces that the joints transmit (``f[i]``: from body λ(i) to body i, in body
-    i's coordinates; ``τ_i = S_iᵀ f[i]`` is its part along the joint's freedoms).
     ``order``: ``(outward, inward)``, the bodies in the order the two passes visit them
     (default 1..N and N..1); any outward order that reaches a body after its parent and
     any inward order that reaches it after its children give the same τ (Chapter 5 walks
@@ -69,7 +98,7 @@ def rnea(model, q, qd, qdd, f_ext=None, return_forces=False, order=None):
     if batch:                        # in a batch, a τ_i that is the same for all is spread
         tau[1:] = [np.broadcast_to(t, batch + t.shape[-1:]) for t in tau[1:]]
     tau = np.concatenate(tau[1:], axis=-1) if N else np.zeros(batch + (0,))
-    return (tau, f) if return_forces else tau
+    return JointForces(tau, f)
 
 
 def _passes(model, order):
