@@ -29,12 +29,14 @@ import numpy as np
 
 from .errors import RbdlearnError
 from .kinematics import joint_transforms
-from .model import batch_shape, check_body, check_forces, check_state
+from .joints import Fixed
+from .model import Model, batch_shape, check_body, check_forces, check_state, planar_chain
 from .spatial import (cross3, cross_force, cross_motion, inertia_params, mm, mm_flops, mtv,
                       mv, plux, plux_parts, to_linear_angular)
 
 __all__ = ["aba", "aba_flops", "aba_local_frame", "LocalFrameABA", "local_X", "local_C",
-           "SingularArticulatedInertia", "theta_recursion", "inter_body_inertia"]
+           "SingularArticulatedInertia", "theta_recursion", "inter_body_inertia",
+           "felt_inertias", "felt_masses", "inward_pass_steps"]
 
 
 class SingularArticulatedInertia(RbdlearnError):
@@ -351,3 +353,58 @@ def _impulse_response(model, sw, tau=None, f_ext=None):
         dqd[model.v_slices[i]] = sw.Dinv[i] @ (u[i] - sw.U[i].T @ a_i)
         a[i] = a_i + sw.S[i] @ dqd[model.v_slices[i]]
     return dqd
+
+
+# ------------------------------------------- the articulated inertia shown (§2 and §3)
+# Worked examples of the chapter's figures and explorers, built from aba_local_frame.
+
+def felt_inertias(q2, m2, lengths=(1.0, 1.0), m1=1.0):
+    """Body 1 of a planar 2-link arm, in seed 000's centre-of-mass frame, [linear; angular]:
+    its own inertia I_1, its articulated inertia Î_1 (joint 2 free) and the composite
+    rigid inertia (joint 2 locked) — the last as Î_1 of the arm with link 2 welded on."""
+    arm = planar_chain(2, length=list(lengths), mass=[m1, m2])
+    q, zero = np.array([0.0, q2]), np.zeros(2)
+    I_hat = aba_local_frame(arm, q, zero, zero).I_hat
+    locked = Model(parent=arm.parent, joints=[None, arm.joints[1], Fixed()],
+                   Xtree=[None, arm.Xtree[1], arm.joints[2].XJ([q2]) @ arm.Xtree[2]],
+                   I=arm.I, gravity=arm.gravity)
+    I_rigid = aba_local_frame(locked, [0.0], [0.0], [0.0]).I_hat
+    own = np.diag([m1] * 3 + [m1 * lengths[0] ** 2 / 12, 0.0, m1 * lengths[0] ** 2 / 12])
+    return {"own": own, "articulated": I_hat[1], "rigid": I_rigid[1]}
+
+
+def felt_masses(M):
+    """Mass felt by a push at body 1's centre of mass along its y and z axes, for the
+    planar motions (y, z, rotation about x): 1 / (e_kᵀ M_plane⁻¹ e_k)."""
+    plane = [1, 2, 3]
+    Minv = np.linalg.inv(np.asarray(M, dtype=float)[np.ix_(plane, plane)])
+    return 1 / Minv[0, 0], 1 / Minv[1, 1]
+
+
+def inward_pass_steps(model, q):
+    """Î of every body after each step of the ABA's inward pass (seed 000's frames).
+
+    ``steps[s][i]`` is body i's accumulated articulated inertia once bodies N, …, N−s+1
+    have been processed: its own inertia plus the contributions (eq. 25) of its
+    children processed so far. Each is computed as Î_i of the subtree of i without the
+    children not yet processed (at rest, τ = 0; Î depends on q only).
+    """
+    N = model.N
+    children = [[c for c in range(1, N + 1) if model.parent[c] == i] for i in range(N + 1)]
+    steps = []
+    for s in range(N + 1):
+        done = set(range(N - s + 1, N + 1))
+        mats = [None]
+        for i in range(1, N + 1):
+            drop = {b for c in children[i] if c not in done for b in model.subtree(c)}
+            keep = [b for b in model.subtree(i) if b not in drop]
+            new = {b: k for k, b in enumerate(keep, start=1)}
+            sub = Model(parent=[-1] + [0 if b == i else new[model.parent[b]] for b in keep],
+                        joints=[None] + [model.joints[b] for b in keep],
+                        Xtree=[None] + [model.Xtree[b] for b in keep],
+                        I=[None] + [model.I[b] for b in keep])
+            q_sub = np.concatenate([np.zeros(0)] + [q[model.q_slices[b]] for b in keep])
+            zero = np.zeros(sub.nv)
+            mats.append(aba_local_frame(sub, q_sub, zero, zero).I_hat[1])
+        steps.append(mats)
+    return steps

@@ -8,11 +8,11 @@ import numpy as np
 
 from .errors import RbdlearnError
 from .joints import Free, Prismatic, Revolute, Spherical
-from .model import Model
+from .model import Model, floating_base, planar_chain, random_q, random_tree
 from .spatial import mcI, plux
 
 __all__ = ["box", "planar_biped", "biped_posture", "human_figure_40", "segment_inertia",
-           "with_payload"]
+           "with_payload", "small_trees"]
 
 
 def box(mass=2.0, size=(0.6, 0.4, 0.2)):
@@ -188,3 +188,17 @@ def with_payload(model, mass, length):
     I = list(model.I)
     I[-1] = I[-1] + mcI(mass, np.array([0.0, length, 0.0]), np.zeros((3, 3)))
     return model.replace(I=I)
+
+
+def small_trees():
+    """A few small trees (name → (model, q)) for the ABA step-through."""
+    rng = np.random.default_rng(2)
+    trees = {"3-link planar chain": planar_chain(3),
+             "branching tree, 5 bodies": random_tree(5, seed=20, p_chain=0.4, joint_types=(
+                 "revolute", "prismatic", "spherical")),
+             "chain with a ball joint": random_tree(
+                 4, seed=11, p_chain=1.0, joint_types=("revolute", "spherical", "prismatic")),
+             "floating base + 2 bodies": floating_base(
+                 random_tree(2, seed=3, joint_types=("revolute",)),
+                 mcI(2.0, [0.1, 0.0, 0.0], np.diag([0.2, 0.3, 0.4])))}
+    return {name: (model, random_q(model, rng)) for name, model in trees.items()}

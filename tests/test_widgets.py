@@ -196,10 +196,10 @@ def _felt_by_lagrange(q2, m2, l1=1.0, l2=1.0, m1=1.0):
 
 @pytest.mark.parametrize("q2, m2", [(0.8, 1.0), (-2.1, 2.5), (0.0, 0.3)])
 def test_felt_masses_are_those_of_the_two_rods(q2, m2):
-    mats = widgets.felt_inertias(q2, m2)
+    mats = rbd.articulated.felt_inertias(q2, m2)
     expected = _felt_by_lagrange(q2, m2)
     for name, M in mats.items():
-        assert np.allclose(widgets.felt_masses(M), expected[name], rtol=1e-9), name
+        assert np.allclose(rbd.articulated.felt_masses(M), expected[name], rtol=1e-9), name
     # locking joint 2 adds a rank-one inertia, U D⁻¹ Uᵀ (seed 000 eq. 25)
     diff = mats["rigid"] - mats["articulated"]
     assert np.linalg.matrix_rank(diff, tol=1e-9) == 1
@@ -208,8 +208,8 @@ def test_felt_masses_are_those_of_the_two_rods(q2, m2):
 
 
 def test_inward_pass_steps_end_at_the_abas_articulated_inertias():
-    for name, (model, q) in widgets.small_trees().items():
-        steps = widgets.inward_pass_steps(model, q)
+    for name, (model, q) in rbd.models.small_trees().items():
+        steps = rbd.articulated.inward_pass_steps(model, q)
         assert len(steps) == model.N + 1, name
         zero = np.zeros(model.nv)
         I_hat = rbd.aba_local_frame(model, q, zero, zero).I_hat
@@ -224,7 +224,7 @@ def test_inward_pass_steps_end_at_the_abas_articulated_inertias():
 
 
 def test_small_trees_are_the_explorers_trees():
-    trees, again = widgets.small_trees(), widgets.small_trees()
+    trees, again = rbd.models.small_trees(), rbd.models.small_trees()
     kinds = {name: {type(j).__name__ for j in model.joints[1:]}
              for name, (model, _) in trees.items()}
     assert "Spherical" in kinds["chain with a ball joint"]

@@ -11,17 +11,16 @@ import math
 import ipywidgets as W
 import numpy as np
 
-from .. import (Fixed, Model, aba_local_frame, energy, floating_base, planar_chain, random_q,
-                random_tree)
+from .. import energy
+from ..articulated import felt_inertias, felt_masses, inward_pass_steps
 from ..joints import from_swing_twist, swing_twist, swing_twist_limit_violation
 from ..joints import zyx_angles  # re-exported: notebooks call widgets.zyx_angles (ch. 2, 5)
-from ..spatial import mcI
+from ..models import small_trees
 from ..viz import CONTACT_ARM, draw_ball_joint, draw_contact, draw_heatmap, draw_propagation
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
 
 __all__ = ["propagation_explorer", "articulated_inertia_explorer", "contact_explorer",
-           "ball_joint_explorer", "aba_step_explorer", "contact_run_explorer",
-           "felt_inertias", "felt_masses", "inward_pass_steps", "small_trees", "zyx_angles"]
+           "ball_joint_explorer", "aba_step_explorer", "contact_run_explorer", "zyx_angles"]
 
 
 def propagation_explorer():
@@ -259,76 +258,3 @@ def contact_run_explorer(runs, xlim, ylim, surface="below", force_scale=0.1,
     if "run" in c:
         views = {"run": names, **views}
     return explorer_box(pic, c, html, update, views=views)
-
-
-# -------------------------------------------------------------------------------------
-# Chapter 2 numerics: no drawing in them, each tested in tests/test_widgets.py.
-# Their home is an algorithm module (named below): they move there after issue 27.
-# felt_inertias, felt_masses, inward_pass_steps -> the ABA's module (aba / articulated);
-# small_trees -> models
-
-
-def felt_inertias(q2, m2, lengths=(1.0, 1.0), m1=1.0):
-    """Body 1 of a planar 2-link arm, in seed 000's centre-of-mass frame, [linear; angular]:
-    its own inertia I_1, its articulated inertia Î_1 (joint 2 free) and the composite
-    rigid inertia (joint 2 locked) — the last as Î_1 of the arm with link 2 welded on."""
-    arm = planar_chain(2, length=list(lengths), mass=[m1, m2])
-    q, zero = np.array([0.0, q2]), np.zeros(2)
-    I_hat = aba_local_frame(arm, q, zero, zero).I_hat
-    locked = Model(parent=arm.parent, joints=[None, arm.joints[1], Fixed()],
-                   Xtree=[None, arm.Xtree[1], arm.joints[2].XJ([q2]) @ arm.Xtree[2]],
-                   I=arm.I, gravity=arm.gravity)
-    I_rigid = aba_local_frame(locked, [0.0], [0.0], [0.0]).I_hat
-    own = np.diag([m1] * 3 + [m1 * lengths[0] ** 2 / 12, 0.0, m1 * lengths[0] ** 2 / 12])
-    return {"own": own, "articulated": I_hat[1], "rigid": I_rigid[1]}
-
-
-def felt_masses(M):
-    """Mass felt by a push at body 1's centre of mass along its y and z axes, for the
-    planar motions (y, z, rotation about x): 1 / (e_kᵀ M_plane⁻¹ e_k)."""
-    plane = [1, 2, 3]
-    Minv = np.linalg.inv(np.asarray(M, dtype=float)[np.ix_(plane, plane)])
-    return 1 / Minv[0, 0], 1 / Minv[1, 1]
-
-
-def inward_pass_steps(model, q):
-    """Î of every body after each step of the ABA's inward pass (seed 000's frames).
-
-    ``steps[s][i]`` is body i's accumulated articulated inertia once bodies N, …, N−s+1
-    have been processed: its own inertia plus the contributions (eq. 25) of its
-    children processed so far. Each is computed as Î_i of the subtree of i without the
-    children not yet processed (at rest, τ = 0; Î depends on q only).
-    """
-    N = model.N
-    children = [[c for c in range(1, N + 1) if model.parent[c] == i] for i in range(N + 1)]
-    steps = []
-    for s in range(N + 1):
-        done = set(range(N - s + 1, N + 1))
-        mats = [None]
-        for i in range(1, N + 1):
-            drop = {b for c in children[i] if c not in done for b in model.subtree(c)}
-            keep = [b for b in model.subtree(i) if b not in drop]
-            new = {b: k for k, b in enumerate(keep, start=1)}
-            sub = Model(parent=[-1] + [0 if b == i else new[model.parent[b]] for b in keep],
-                        joints=[None] + [model.joints[b] for b in keep],
-                        Xtree=[None] + [model.Xtree[b] for b in keep],
-                        I=[None] + [model.I[b] for b in keep])
-            q_sub = np.concatenate([np.zeros(0)] + [q[model.q_slices[b]] for b in keep])
-            zero = np.zeros(sub.nv)
-            mats.append(aba_local_frame(sub, q_sub, zero, zero).I_hat[1])
-        steps.append(mats)
-    return steps
-
-
-def small_trees():
-    """A few small trees (name → (model, q)) for the ABA step-through."""
-    rng = np.random.default_rng(2)
-    trees = {"3-link planar chain": planar_chain(3),
-             "branching tree, 5 bodies": random_tree(5, seed=20, p_chain=0.4, joint_types=(
-                 "revolute", "prismatic", "spherical")),
-             "chain with a ball joint": random_tree(4, seed=11, p_chain=1.0,
-                                                    joint_types=("revolute", "spherical", "prismatic")),
-             "floating base + 2 bodies": floating_base(
-                 random_tree(2, seed=3, joint_types=("revolute",)),
-                 mcI(2.0, [0.1, 0.0, 0.0], np.diag([0.2, 0.3, 0.4])))}
-    return {name: (model, random_q(model, rng)) for name, model in trees.items()}
