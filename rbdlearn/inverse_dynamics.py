@@ -21,11 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import RbdlearnError
-from .kinematics import joint_transforms
+from .kinematics import forward_kinematics, joint_transforms
 from .model import batch_shape, check_forces, check_state
 from .spatial import cross_force, cross_motion, mm_flops, mtv, mv
 
-__all__ = ["rnea", "rnea_forces", "JointForces", "rnea_flops"]
+__all__ = ["rnea", "rnea_forces", "JointForces", "rnea_flops", "torque_parts",
+           "transmitted_forces"]
 
 
 def rnea(model, q, qd, qdd, f_ext=None, order=None):
@@ -149,3 +150,29 @@ def rnea_flops(model):
         if model.parent[i] > 0:
             total += mm_flops(6, 6, 1) + 6                        # f_λ += Xupᵀ f
     return total
+
+
+# ------------------------------------------------ what the torques are made of (§3)
+
+def torque_parts(model, q, qd, qdd):
+    """The joint forces of ``rnea`` split into three parts, each one rnea call:
+
+    ``gravity = rnea(q, 0, 0)``, ``velocity = rnea(q, qd, 0) − gravity`` (Coriolis and
+    centripetal), ``inertial = rnea(q, 0, qdd) − gravity`` (= H(q) qdd); their sum is
+    ``total = rnea(q, qd, qdd)`` because the velocity terms do not depend on qdd.
+    """
+    zero = np.zeros(model.nv)
+    gravity = rnea(model, q, zero, zero)
+    return {"gravity": gravity,
+            "velocity": rnea(model, q, qd, zero) - gravity,
+            "inertial": rnea(model, q, zero, qdd) - gravity,
+            "total": rnea(model, q, qd, qdd)}
+
+
+def transmitted_forces(model, q, qd, qdd, f_ext=None):
+    """The whole spatial force each joint transmits (:func:`rnea_forces`),
+    moved to base coordinates (moment about the base origin), gravity included.
+    Returns a list ``f[i]`` (entry 0 unused): the force exerted by body λ(i) on body i."""
+    f = rnea_forces(model, q, qd, qdd, f_ext=f_ext).f
+    X0 = forward_kinematics(model, q)
+    return [None] + [X0[i].T @ f[i] for i in range(1, model.N + 1)]     # ⁰X_i⁻ᵀ = ⁱX₀ᵀ

@@ -211,7 +211,7 @@ def test_torque_parts_add_up_and_split_as_the_equation_of_motion():
     model = rbd.planar_chain(3)
     rng = np.random.default_rng(4)
     q, qd, qdd = (rng.uniform(-2, 2, 3) for _ in range(3))
-    parts = rbd.viz.torque_parts(model, q, qd, qdd)
+    parts = rbd.inverse_dynamics.torque_parts(model, q, qd, qdd)
     assert np.allclose(parts["gravity"] + parts["velocity"] + parts["inertial"], parts["total"])
     assert np.allclose(parts["inertial"], rbd.crba(model, q) @ qdd)     # H(q) q̈, by CRBA
     tau_nog = rbd.rnea(rbd.without_gravity(model), q, qd, np.zeros(3))
@@ -222,13 +222,13 @@ def test_transmitted_forces_carry_the_weight_and_the_joint_torques():
     model = rbd.planar_chain(3, mass=[2.0, 1.5, 1.0])
     q = np.array([0.4, -0.8, 1.2])
     zero = np.zeros(3)
-    f = rbd.viz.transmitted_forces(model, q, zero, zero)
+    f = rbd.inverse_dynamics.transmitted_forces(model, q, zero, zero)
     # at rest, the base holds up the whole arm: 4.5 kg·g upwards
     assert np.allclose(f[1][3:], [0, 0, 4.5 * 9.81])
     # each joint's torque is its axis (base coordinates) against its transmitted force
     rng = np.random.default_rng(2)
     qd, qdd = rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
-    f = rbd.viz.transmitted_forces(model, q, qd, qdd)
+    f = rbd.inverse_dynamics.transmitted_forces(model, q, qd, qdd)
     X0 = rbd.forward_kinematics(model, q)
     tau = rbd.rnea(model, q, qd, qdd)
     for i in range(1, 4):

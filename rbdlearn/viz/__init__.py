@@ -16,8 +16,9 @@ into lines and arrows.
 - :mod:`~rbdlearn.viz.ch5_closed` (Chapter 5): :func:`draw_pointers`,
   :func:`draw_linkage`, :func:`draw_figure_views`.
 
-Each chapter module ends with the numbers its pictures need (``chain_geometry``,
-``torque_parts``, ``socket_plug_frames``, ``loop_geometry``, …). Every public name is
+Each chapter module ends with where its pictures put things (``chain_geometry``,
+``socket_plug_frames``, ``pointer_layout``, ``loop_geometry``: coordinates to draw, from
+the kinematics). Every public name is
 available here: ``from rbdlearn.viz import table``, ``viz.draw_planar_chain``.
 """
 

@@ -11,12 +11,11 @@ line of action); :func:`rbdlearn.spatial.motion_centre_2d` and
 
 import numpy as np
 
-from .. import body_pose, forward_kinematics, point_velocity, rnea, rnea_forces
+from .. import body_pose, forward_kinematics, point_velocity
 from ..spatial import force_line_2d, inertia_params, motion_centre_2d, plux, rotx
 
 __all__ = ["chain_geometry", "draw_planar_chain", "ChainDrawing", "draw_velocity_field", "draw_force_line", "draw_frame_2d",
-           "draw_tree_3d", "draw_tree_views", "torque_parts", "draw_torque_bars",
-           "transmitted_forces", "PART_COLORS"]
+           "draw_tree_3d", "draw_tree_views", "draw_torque_bars", "PART_COLORS"]
 
 PART_COLORS = {"gravity": "#4C72B0", "velocity": "#DD8452", "inertial": "#55A868",
                "total": "#444444"}
@@ -247,7 +246,6 @@ def draw_torque_bars(ax, parts, labels=None, ylim=None):
 # Chapter 1 numerics: no drawing in them, each tested in tests/test_viz.py.
 # Their home is an algorithm module (named below): they move there after issue 27.
 # chain_geometry -> kinematics;
-# torque_parts, transmitted_forces -> the RNEA's module (rnea / inverse_dynamics)
 
 
 def chain_geometry(model, q):
@@ -271,27 +269,3 @@ def chain_geometry(model, q):
             tips[model.parent[i] - 1] = origins[i]
     yz = lambda pts: np.array(pts, dtype=float).reshape(-1, 3)[:, 1:]
     return {"origins": yz(origins), "coms": yz(coms), "tips": yz(tips)}
-
-
-def torque_parts(model, q, qd, qdd):
-    """The joint forces of ``rnea`` split into three parts, each one rnea call:
-
-    ``gravity = rnea(q, 0, 0)``, ``velocity = rnea(q, qd, 0) − gravity`` (Coriolis and
-    centripetal), ``inertial = rnea(q, 0, qdd) − gravity`` (= H(q) qdd); their sum is
-    ``total = rnea(q, qd, qdd)`` because the velocity terms do not depend on qdd.
-    """
-    zero = np.zeros(model.nv)
-    gravity = rnea(model, q, zero, zero)
-    return {"gravity": gravity,
-            "velocity": rnea(model, q, qd, zero) - gravity,
-            "inertial": rnea(model, q, zero, qdd) - gravity,
-            "total": rnea(model, q, qd, qdd)}
-
-
-def transmitted_forces(model, q, qd, qdd, f_ext=None):
-    """The whole spatial force each joint transmits (:func:`rbdlearn.rnea_forces`),
-    moved to base coordinates (moment about the base origin), gravity included.
-    Returns a list ``f[i]`` (entry 0 unused): the force exerted by body λ(i) on body i."""
-    f = rnea_forces(model, q, qd, qdd, f_ext=f_ext).f
-    X0 = forward_kinematics(model, q)
-    return [None] + [X0[i].T @ f[i] for i in range(1, model.N + 1)]     # ⁰X_i⁻ᵀ = ⁱX₀ᵀ

@@ -11,6 +11,7 @@ from matplotlib.patches import Polygon
 
 from .. import planar_chain, viz
 from ..errors import RbdlearnError
+from ..inverse_dynamics import torque_parts, transmitted_forces
 from ..models import with_payload
 from ..spatial import (PLANE_S, applied_force, force_X, hinge_S, plate_body, plux, rotx,
                        slider_S)
@@ -74,8 +75,8 @@ def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale
     """A planar n-link arm (n = 2 or 3): sliders for q, q̇, q̈ and a payload at the tip.
 
     Shows the arm, the force each joint transmits (arrow on its line of action,
-    :func:`rbdlearn.viz.transmitted_forces`) and the joint torques split into the
-    gravity, velocity and inertial parts (:func:`rbdlearn.viz.torque_parts`) — all
+    :func:`rbdlearn.inverse_dynamics.transmitted_forces`) and the joint torques split into the
+    gravity, velocity and inertial parts (:func:`rbdlearn.inverse_dynamics.torque_parts`) — all
     computed by ``rbdlearn.rnea``.
     """
     if n not in (2, 3):
@@ -113,10 +114,10 @@ def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale
         g = drawing.update(q)
         payload.set_data([g["tips"][-1][0]], [g["tips"][-1][1]])
         payload.set_markersize(4 + 4 * c["payload"].value)
-        forces = viz.transmitted_forces(model, q, qd, qdd)
+        forces = transmitted_forces(model, q, qd, qdd)
         for i, line in enumerate(lines):         # arrow drawn next to joint i
             line(forces[i + 1], anchor=g["origins"][i + 1])
-        parts = viz.torque_parts(model, q, qd, qdd)
+        parts = torque_parts(model, q, qd, qdd)
         bars(parts)
         top = max(5.0, 1.15 * max(np.abs(p).max() for p in parts.values()))
         bx.set_ylim(-top, top)
