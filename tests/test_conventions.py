@@ -101,3 +101,35 @@ def test_first_parameters_name_the_system_the_same_way():
         if params and params[0] in {"system", "mechanism", "robot", "figure", "human", "linkage"}:
             names[f"{module}.{name}"] = params[0]
     assert not names, f"first parameters outside the convention: {names}"
+
+
+def test_no_module_is_longer_than_600_lines():
+    from pathlib import Path
+    long = {p.name: n for p in Path(rbd.__file__).parent.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert not long, long
+
+
+def test_every_simulate_returns_a_trajectory():
+    import numpy as np
+    from rbdlearn import closed_chains as cc
+    from rbdlearn import constrained as cn
+    from rbdlearn import contact as ct
+    from rbdlearn import models
+    chain = rbd.planar_chain(2)
+    arm = cn.PlanarArmOnFloor(2)
+    mech = cc.four_bar()
+    box, corners = models.box()
+    runs = {
+        "integrate": rbd.simulate(chain, [0.1, 0.2], [0.0, 0.0], 0.02, 0.01),
+        "constrained": cn.simulate(arm, cn.floor_arm_posture(0.6), np.zeros(2), 0.02, 0.01),
+        "closed_chains": cc.simulate(mech, cc.assemble(mech, [1.0, -1.0, -1.5, 1.5],
+                                                       independent=[0]),
+                                     np.zeros(4), 0.02, 0.01),
+        "contact": ct.simulate(box, rbd.neutral_q(box), np.zeros(box.nv), 0.02, 0.01,
+                               contacts=ct.plane_contacts(box, [(1, c) for c in corners])),
+    }
+    for name, traj in runs.items():
+        assert isinstance(traj, rbd.Trajectory), name
+        assert np.allclose(traj.t, [0.0, 0.01, 0.02]), (name, traj.t)
+        assert traj.q.shape[0] == traj.qd.shape[0] == 3, name
