@@ -43,6 +43,7 @@ from .contact import (Contact, contact_impulse, delassus, joint_limit_impulse, l
                       solve_contacts)
 from . import closed_chains, constrained, contact   # Chapters 5, 4: forward_dynamics, simulate, … stay qualified
 from .aba import SingularArticulatedInertia
+from .crb import SingularMassMatrix
 from .closed_chains import LoopNotClosed, SingularClosure
 from .constrained import SingularContact
 from .contact import ContactError, ContactWarning, LCPError, LCPRayTermination
