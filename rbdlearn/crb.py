@@ -5,12 +5,16 @@ joint i accelerating (q̈ = e_i, no velocity, no gravity), everything outboard o
 moves as one rigid body, the composite body C_i, whose inertia in body-i coordinates
 accumulates from the leaves (eq. crb-spatial):
     I^C_i = I_i + Σ_{c: λ(c)=i} ᶜX_iᵀ I^C_c ᶜX_i                       (CRB-1)
-Joint i must then transmit the force F = I^C_i S_i (eq. crb-force), and every joint j on
-the path from i to the root transmits the same force, carried there joint by joint by
-the force transforms, and feels its projection on its own motion subspace (eq. crb-hji):
-    H_ii = S_iᵀ F;   for j = λ(i), λ(λ(i)), …:  F ← ᵏX_jᵀ F (k: the body before j),
-    H_ji = S_jᵀ F,   H_ij = H_jiᵀ                                        (CRB-2)
-Entries between joints on different branches are zero (neither is on the other's path).
+In base coordinates, ⁰I^C_i = ⁱX₀ᵀ I^C_i ⁱX₀, the same recursion is a plain sum
+(ᶜX_i ⁱX₀ = ᶜX₀, eq. crb-base): ⁰I^C_i = ⁰I_i + Σ_{c: λ(c)=i} ⁰I^C_c, which ``crba``
+computes. Joint i must then transmit the force F_i = I^C_i S_i (eq. crb-force), and every
+joint j on the path from i to the root transmits the same force and feels its
+projection on its own motion subspace (eq. crb-hji):
+    H_ji = S_jᵀ ⁱX_jᵀ F_i = (⁰S_j)ᵀ (⁰F_i),   H_ij = H_jiᵀ               (CRB-2)
+where ⁰S_j = ⁰X_j S_j and ⁰F_i = ⁱX₀ᵀ F_i are the same vectors in base coordinates, so
+the walk from i to the root needs no transform: ``crba`` takes the joints of i's path
+(its parent's path and i) all at once. Entries between joints on different branches are
+zero (neither is on the other's path) and are never computed.
 
 Forward dynamics through H (section "Forward dynamics with H"): H q̈ = τ − b, solved by
 Featherstone's LᵀL factorisation, which keeps H's zeros (§6.5 of his book), then two
@@ -22,14 +26,16 @@ calls) and the Jacobian form (eq. crb-jacobian-form); ``operation_counts`` gives
 flop counts.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .aba import SingularArticulatedInertia
-from .kinematics import (body_pose, forward_kinematics, jacobian, joint_transforms,
-                         point_jacobian)
+from .kinematics import (base_subspaces, base_transforms, body_pose, forward_kinematics,
+                         jacobian, joint_transforms, point_jacobian, stacked_inertias)
+from .joints import _frozen
 from .model import check_state, without_gravity
 from .rnea import rnea, rnea_flops
 from .spatial import inertia_params, mm, mm_flops
@@ -58,25 +64,35 @@ def crba(model, q):
     batch of configurations q (..., nq), one per state, (..., nv, nv). Works on sympy
     expressions too (symbolic q or model parameters)."""
     (q,) = check_state(model, batch=True, q=q)
-    N, parent, vs = model.N, model.parent, model.v_slices
-    Xup = joint_transforms(model, q)                                   # ⁱX_λ(i)
-    S = [None] + [model.joints[i].S(q[..., model.q_slices[i]]) for i in range(1, N + 1)]
-    IC = list(model.I)                                                 # I^C_i = I_i, then
+    N, parent, vs, batch = model.N, model.parent, model.v_slices, q.shape[:-1]
+    X0 = base_transforms(model, joint_transforms(model, q))            # ⁱX₀
+    # (CRB-1) in base coordinates (eq. crb-base): every body's inertia moved to the base
+    # at once, ⁰I_i = ⁱX₀ᵀ I_i ⁱX₀; there the composites are plain sums
+    IC = mm(X0.mT, stacked_inertias(model, batch), X0)
     for i in range(N, 0, -1):                                          # children first
         if parent[i] > 0:
-            IC[parent[i]] = IC[parent[i]] + mm(Xup[i].mT, IC[i], Xup[i])   # (CRB-1)
-    H = np.zeros(q.shape[:-1] + (model.nv, model.nv), dtype=np.result_type(Xup, *IC[1:]))
-    for i in range(1, N + 1):
-        F = mm(IC[i], S[i])                                            # F = I^C_i S_i
-        H[..., vs[i], vs[i]] = mm(S[i].mT, F)                          # H_ii = S_iᵀ F
-        j = i
-        while parent[j] > 0:                                           # to the root:
-            F = mm(Xup[j].mT, F)                                       # F at joint λ(j)
-            j = parent[j]
-            H[..., vs[j], vs[i]] = mm(S[j].mT, F)                      # (CRB-2) H_ji
-    lower = np.tril_indices(model.nv, -1)       # j before i: H_ji is above the diagonal;
-    H[..., lower[0], lower[1]] = H[..., lower[1], lower[0]]            # H_ij = H_jiᵀ
+            IC[parent[i]] += IC[i]                                     # (CRB-1)
+    # ⁰S_j = ⁰X_j S_j and ⁰F_i = ⁰I^C_i ⁰S_i, one row per joint velocity, (..., nv, 6)
+    S0 = base_subspaces(model, q, X0)
+    F0 = mm(IC[model.velocity_body], S0[..., None])[..., 0]             # (column by column)
+    S0, F0 = np.moveaxis(S0, 0, -2), np.moveaxis(F0, 0, -2)
+    H = np.zeros(batch + (model.nv, model.nv), dtype=np.result_type(S0, F0))
+    path = [[]] + [None] * N                 # the velocities of the joints on i's path:
+    for i in range(1, N + 1):                # its parent's path and its own, to the root
+        path[i] = path[parent[i]] + list(range(vs[i].start, vs[i].stop))
+        j = np.array(path[i], dtype=int)
+        H[..., j, vs[i]] = mm(S0[..., j, :], F0[..., vs[i], :].mT)      # (CRB-2) H_ji
+    below, above = _lower_triangle(model.nv)    # j before i: H_ji is above the diagonal;
+    H[..., below[0], below[1]] = H[..., above[0], above[1]]            # H_ij = H_jiᵀ
     return H
+
+
+@functools.lru_cache(maxsize=64)
+def _lower_triangle(n):
+    """The (rows, columns) of the entries of an n x n matrix below the diagonal, and of
+    their mirror images above it (read-only; the same for every model with nv = n)."""
+    rows, cols = np.tril_indices(n, -1)
+    return (_frozen(rows), _frozen(cols)), (_frozen(cols.copy()), _frozen(rows.copy()))
 
 
 def forward_dynamics_crb(model, q, qd, tau, f_ext=None):
@@ -262,11 +278,12 @@ def operation_counts(model):
     functions perform, with the convention of ``spatial.mm_flops`` (dense products, 30 per
     6-D cross product, XJ(q), transposes, inv_X and copies free). One forward-kinematics
     pass costs 2 N (6x6 @ 6x6) (XJ Xtree, then Xup ⁱ⁻X₀).
-    crba: the joint transforms Xup = XJ Xtree (N products), ᶜX_iᵀ I^C_c ᶜX_i and a 6x6 sum
-    per non-root body (CRB-1), then per body F = I^C_i S_i and H_ii = S_iᵀ F, and per step
-    of the walk to the root F ← Xupᵀ F and H_ji = S_jᵀ F (CRB-2): O(N·depth), smaller on a
-    branched tree. ``tests/test_crb.py`` counts the operations of a run of ``crba`` and
-    checks this count against them.
+    crba: forward kinematics, ⁰I_i = ⁱX₀ᵀ I_i ⁱX₀ per body, one 6x6 sum per non-root body
+    (CRB-1 in base coordinates), ⁰S_i = Π ⁱX₀ᵀ Π S_i (one product; Π only reorders) and
+    ⁰F_i = ⁰I^C_i ⁰S_i, then for each body i the entries H_ji of the joints j on its path
+    only, a 6-term dot product each, (CRB-2): Σ_i n_i Σ_{j∈path(i)} n_j · 11, O(N·depth),
+    smaller on a branched tree. ``tests/test_crb.py`` counts the operations of a run of
+    ``crba`` and checks this count against them.
     ltl: per coordinate k, with a = the coordinates before k on its path
     (``coordinate_paths``): one square root, |a| divisions and, for the m-th entry of a,
     m + 1 products and m + 1 subtractions: O(Σ_k |a_k|²), at most nv³/3 (a chain).
@@ -282,12 +299,10 @@ def operation_counts(model):
     N, parent, mm = model.N, model.parent, mm_flops
     n = [0] + [j.nv for j in model.joints[1:]]
     nv, fk = model.nv, 2 * N * mm(6, 6, 6)
-    crba_ = N * mm(6, 6, 6)                                              # Xup = XJ Xtree
-    crba_ += sum(2 * mm(6, 6, 6) + 36 for i in range(1, N + 1) if parent[i] > 0)  # (CRB-1)
-    for i in range(1, N + 1):
-        crba_ += mm(6, 6, n[i]) + mm(n[i], 6, n[i])                      # F, H_ii
-        crba_ += sum(mm(6, 6, n[i]) + mm(n[j], 6, n[i])                  # F ← Xupᵀ F, H_ji
-                     for j in model.ancestors(i)[1:])                     # (CRB-2)
+    crba_ = fk + N * 2 * mm(6, 6, 6) + sum(36 for i in range(1, N + 1) if parent[i] > 0)
+    crba_ += sum(2 * mm(6, 6, n[i]) for i in range(1, N + 1))          # ⁰S_i, ⁰F_i
+    crba_ += sum(mm(sum(n[j] for j in model.ancestors(i)), 6, n[i])    # H_ji, (CRB-2)
+                 for i in range(1, N + 1))
     path = [len(a) for a in coordinate_paths(model)]
     ltl_ = sum(1 + a + a * (a + 1) for a in path)                        # √, L_ki, H_ij −=
     solve = sum(1 + 2 * a + mm(1, a, 1) + 2 for a in path)               # Lᵀ z = x, L y = z

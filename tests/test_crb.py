@@ -222,11 +222,13 @@ def test_operation_counts_count_the_work_crba_and_ltl_do(seed):
                                          "spherical_zyx"))
     q = rbd.random_q(model, seed)
     c = crb.operation_counts(model)
-    # the inertias count; the joint transforms Xup = XJ Xtree (N 6x6 products, which the
-    # count includes) are computed from q in floats, so they are added by hand
+    # the inertias count; the transforms Xup = XJ Xtree and ⁱX₀ (2 N 6x6 products) and the
+    # subspaces ⁰S_j (a 6x6 times S_j per joint), which the count includes, come from q in
+    # floats, so they are added by hand
     heavy = model.replace(I=[None] + [counted(I) for I in model.I[1:]])
     done, H = count(crb.crba, heavy, q)
-    assert done + model.N * 396 == c["crba"]
+    by_hand = 2 * model.N * 396 + sum(66 * j.nv for j in model.joints[1:])
+    assert done + by_hand == c["crba"]
     np.testing.assert_allclose(np.asarray(H, dtype=float), crb.crba(model, q), atol=1e-12)
     # H = LᵀL: one square root per coordinate (math.sqrt, not seen by Counted) besides
     H = crb.crba(model, q)
