@@ -42,7 +42,10 @@ def joint_transforms(model, q):
     XJ(q) Xtree = B0 Xtree + sin q · B1 Xtree + cos q · B2 Xtree with constant terms
     (``Revolute.XJ_terms``, kept in ``model.revolute_terms``). So all revolute joints,
     for all states of a batch, are evaluated by one product of the weights (1, sin q,
-    cos q) with those terms, instead of one small product per joint."""
+    cos q) with those terms, instead of one small product per joint. When the revolute
+    bodies are consecutive, that product writes straight into its place in the result: a
+    slice of a fresh array (N+1, states, 36) holding each 6x6 as 36 numbers (a slice is
+    always a view), shaped into 6x6 matrices only once every product is written."""
     q = np.asarray(q)
     batch, numeric = q.shape[:-1], q.dtype != object
     bodies, at, terms, others = model.revolute_terms
@@ -51,17 +54,18 @@ def joint_transforms(model, q):
     one_by_one = {i: mm(model.joints[i].XJ(q[..., model.q_slices[i]]), model.Xtree[i])
                   for i in others}
     dtype = object if any(X.dtype == object for X in one_by_one.values()) else float
-    Xup = np.empty((model.N + 1,) + batch + (6, 6), dtype=dtype)
-    Xup[0] = _EYE6
+    states = int(np.prod(batch))
+    Xup = np.empty((model.N + 1, states, 36), dtype=dtype)     # each 6x6 as 36 numbers
+    Xup[0] = _EYE6.ravel()
     if len(bodies):
         angle = q[..., at].reshape(-1, len(bodies)).T           # (joint, state)
         w = np.empty(angle.shape + (3,))                         # (joint, state, weight)
         w[..., 0], w[..., 1], w[..., 2] = 1.0, np.sin(angle), np.cos(angle)
         if bodies[-1] - bodies[0] == len(bodies) - 1:            # consecutive bodies:
-            out = Xup[bodies[0]:bodies[-1] + 1].reshape(w.shape[:2] + (36,))
-            np.matmul(w, terms, out=out)                         # written in place
+            np.matmul(w, terms, out=Xup[bodies[0]:bodies[-1] + 1])   # written in place
         else:
-            Xup[bodies] = (w @ terms).reshape((len(bodies),) + batch + (6, 6))
+            Xup[bodies] = w @ terms
+    Xup = Xup.reshape((model.N + 1,) + batch + (6, 6))          # the same numbers, as 6x6
     for i, X in one_by_one.items():
         Xup[i] = X
     return Xup
