@@ -23,7 +23,7 @@ coordinates, and the inertias stacked (``crba``, ``closed_chains.loop_jacobian``
 import numpy as np
 
 from .errors import RbdlearnError
-from .model import batch_shape, check_body, check_state
+from .model import batch_shape, body_index, check_state
 from .spatial import cross3, cross_motion, inv_X, mm, mtv, mv, plux_parts, skew
 
 __all__ = ["joint_transforms", "base_transforms", "base_subspaces", "forward_kinematics", "body_pose",
@@ -105,7 +105,8 @@ def base_subspaces(model, q, X0):
 def stacked_inertias(model, batch):
     """The bodies' inertias I_i stacked (N+1, 1.., 6, 6), shaped to pair with every state
     of a batch of shape ``batch`` (I_0 = 0)."""
-    return model.I_stacked.reshape((model.N + 1,) + (1,) * len(batch) + (6, 6))
+    return np.stack([np.zeros((6, 6))] + list(model.I[1:])).reshape(
+        (model.N + 1,) + (1,) * len(batch) + (6, 6))
 
 
 def base_transforms(model, Xup):
@@ -182,7 +183,7 @@ def jacobian(model, q, i, *, frame):
     Column block of joint k (an ancestor of i) is ``ⁱX_k S_k`` in the local frame
     and ``⁰X_k S_k`` in the world frame; other columns are zero.
     """
-    check_body(model, i)
+    i = body_index(model, i, "i")
     _check_frame(frame)
     (q,) = check_state(model, q=q)
     return _jacobian(model, q, forward_kinematics(model, q), i, frame)
@@ -210,6 +211,7 @@ def point_jacobian(model, q, i, p, *, frame):
     ``local``: the velocity in body-i coordinates, ``v_O + ω × p = v_O − p× ω``;
     ``world``: the same vector rotated into base coordinates.
     """
+    i = body_index(model, i, "i")
     p = _point_in(model, p)
     _check_frame(frame)
     J = jacobian(model, q, i, frame="local")
@@ -222,6 +224,7 @@ def point_jacobian(model, q, i, p, *, frame):
 
 def point_velocity(model, q, qd, i, p, *, frame):
     """Velocity of the point ``p`` (body-i coordinates) of body i."""
+    i = body_index(model, i, "i")
     p = _point_in(model, p)
     _check_frame(frame)
     q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
@@ -247,7 +250,7 @@ def jdot_qdot(model, q, qd, i, p=None, *, frame):
     ``frame="local"`` the derivative of the local point Jacobian, which is
     ``a_O + ω̇×p`` (the term ``ω × v_p`` cancels against the rotating frame).
     """
-    check_body(model, i)
+    i = body_index(model, i, "i")
     _check_frame(frame)
     q, qd = check_state(model, q=q, qd=qd)
     Xup, v, a = _velocities(model, q, qd, np.zeros(model.nv))
