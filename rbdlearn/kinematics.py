@@ -1,4 +1,6 @@
-"""Forward kinematics, body velocities and accelerations, Jacobians and J̇q̇.
+"""Forward kinematics, body velocities and accelerations, Jacobians and J̇q̇ (Chapter 1:
+"Spatial vectors" and "Inverse dynamics", the velocity and acceleration recursions
+RNEA-1 and RNEA-2; Jacobians as in chapter 3's eq. crb-jacobian-form).
 
 All spatial quantities are in the [angular; linear] order. "local" means
 expressed in the body's own frame; "world" means expressed in the base frame

@@ -1,4 +1,5 @@
-"""The kinematic-tree model (Featherstone's parent-array form) and model builders.
+"""The kinematic-tree model (Featherstone's parent-array form; Chapter 1, "Inverse
+dynamics"), the checks of the algorithms' arguments (states, forces, bodies), the builders.
 
 Bodies are numbered ``1..N`` with ``parent[i] < i``; body 0 is the fixed base.
 Every per-body list has length ``N + 1`` and holds ``None`` (or -1) at index 0.
@@ -142,8 +143,8 @@ class Model:
     physical: bool = True       # check that every inertia is physically realisable
 
     def __post_init__(self):
-        for attr, value in _checked(self).items():       # the fields, as read-only copies
-            object.__setattr__(self, attr, value)        # (frozen: set once, here)
+        for attr, value in _checked(self).items():       # the fields, as read-only copies,
+            object.__setattr__(self, attr, value)        # set once, here (frozen)
         for attr, value in _derived(self).items():
             object.__setattr__(self, attr, value)
 
@@ -390,8 +391,7 @@ def body_index(model, i, name="body"):
         hint = f" ('{i}' is the joint of body {k}, '{model.body_names[k]}')" if k else ""
         raise RbdlearnError(f"{name} names body '{i}', which is not a body of the model"
                             f"{hint}; bodies: {model.body_names[1:]}")
-    if not (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
-            and 1 <= i <= model.N):
+    if not is_body(model, i):
         raise RbdlearnError(f"{name}: body index must be an integer in 1..{model.N} (or a "
                             f"name of model.body_names), got {type(i).__name__} {i!r}")
     return int(i)
@@ -405,8 +405,7 @@ def is_body(model, i):
 
 
 def check_body(model, i, name="body"):
-    """:func:`body_index` for an index only (not a name), its result unused. (Kept for the
-    modules that still call it; new code calls :func:`body_index`.)"""
+    """:func:`body_index` for an index only (kept until its callers call body_index)."""
     if not is_body(model, i):
         raise RbdlearnError(f"{name}: body index must be an integer in 1..{model.N}, got "
                             f"{type(i).__name__} {i!r}")

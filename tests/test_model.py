@@ -353,8 +353,8 @@ def test_f_ext_checks(model):
     f[2] = ["x"] * 6
     with pytest.raises(ValueError, match=r"f_ext\[2\] must hold real numbers"):
         rbd.rnea(model, q, qd, qdd, f_ext=f)
-    with pytest.raises(ValueError, match=r"f_ext: body index must be an integer in 1..4 \(or a name "
-                                         r"of model.body_names\), got int 5"):
+    with pytest.raises(ValueError, match=r"f_ext: body index must be an integer in 1..4 "
+                                         r"\(or a name of model.body_names\), got int 5"):
         rbd.rnea(model, q, qd, qdd, f_ext={5: np.ones(6)})
     with pytest.raises(ValueError, match=r"f_ext: body index .* got int 0"):
         rbd.rnea(model, q, qd, qdd, f_ext={0: np.ones(6)})
