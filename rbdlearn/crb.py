@@ -53,10 +53,14 @@ class SingularMassMatrix(SingularArticulatedInertia):
 
 def support_mask(model):
     """M[k, l] = True when joint-velocity k belongs to a joint on the path from the joint
-    of velocity l to the root (its own joint included): where H_kl comes from (CRB-2)."""
+    of velocity l to the root (its own joint included): where H_kl comes from (CRB-2).
+    Each body's path is its parent's path and itself."""
+    on_path = np.zeros((model.N + 1, model.N + 1), dtype=bool)    # [i, j]: j on i's path
+    for i in range(1, model.N + 1):
+        on_path[i] = on_path[model.parent[i]]
+        on_path[i, i] = True
     body = model.velocity_body
-    return np.array([[body[k] in model.ancestors(body[l]) for l in range(model.nv)]
-                     for k in range(model.nv)], dtype=bool).reshape(model.nv, model.nv)
+    return on_path[np.ix_(body, body)].T
 
 
 def crba(model, q):
