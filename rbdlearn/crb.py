@@ -26,7 +26,6 @@ calls) and the Jacobian form (eq. crb-jacobian-form); ``operation_counts`` gives
 flop counts.
 """
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -35,7 +34,6 @@ import numpy as np
 from .aba import SingularArticulatedInertia
 from .kinematics import (base_subspaces, base_transforms, body_pose, forward_kinematics,
                          jacobian, joint_transforms, point_jacobian, stacked_inertias)
-from .joints import _frozen
 from .model import check_state, without_gravity
 from .rnea import rnea, rnea_flops
 from .spatial import inertia_params, mm, mm_flops
@@ -86,17 +84,9 @@ def crba(model, q):
         path[i] = path[parent[i]] + list(range(vs[i].start, vs[i].stop))
         j = np.array(path[i], dtype=int)
         H[..., j, vs[i]] = mm(S0[..., j, :], F0[..., vs[i], :].mT)      # (CRB-2) H_ji
-    below, above = _lower_triangle(model.nv)    # j before i: H_ji is above the diagonal;
-    H[..., below[0], below[1]] = H[..., above[0], above[1]]            # H_ij = H_jiᵀ
+    below = np.tri(model.nv, k=-1, dtype=bool)  # j before i: H_ji is above the diagonal;
+    np.copyto(H, H.mT, where=below)                                    # H_ij = H_jiᵀ
     return H
-
-
-@functools.lru_cache(maxsize=64)
-def _lower_triangle(n):
-    """The (rows, columns) of the entries of an n x n matrix below the diagonal, and of
-    their mirror images above it (read-only; the same for every model with nv = n)."""
-    rows, cols = np.tril_indices(n, -1)
-    return (_frozen(rows), _frozen(cols)), (_frozen(cols.copy()), _frozen(rows.copy()))
 
 
 def forward_dynamics_crb(model, q, qd, tau, f_ext=None):
