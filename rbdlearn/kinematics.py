@@ -22,6 +22,8 @@ The pieces the algorithms share are here too: the joint transforms of every body
 coordinates, and the inertias stacked (``crba``, ``closed_chains.loop_jacobian``).
 """
 
+import math
+
 import numpy as np
 
 from .errors import RbdlearnError
@@ -56,7 +58,7 @@ def joint_transforms(model, q):
     one_by_one = {i: mm(model.joints[i].XJ(q[..., model.q_slices[i]]), model.Xtree[i])
                   for i in others}
     dtype = object if any(X.dtype == object for X in one_by_one.values()) else float
-    states = int(np.prod(batch))
+    states = math.prod(batch)
     Xup = np.empty((model.N + 1, states, 36), dtype=dtype)     # each 6x6 as 36 numbers
     Xup[0] = _EYE6.ravel()
     if len(bodies):
