@@ -10,7 +10,7 @@ In base coordinates, ⁰I^C_i = ⁱX₀ᵀ I^C_i ⁱX₀, the same recursion is 
 computes. Joint i must then transmit the force F_i = I^C_i S_i (eq. crb-force), and every
 joint j on the path from i to the root transmits the same force and feels its
 projection on its own motion subspace (eq. crb-hji):
-    H_ji = S_jᵀ ⁱX_jᵀ F_i = (⁰S_j)ᵀ (⁰F_i),   H_ij = H_jiᵀ               (CRB-2)
+    H_ij = H_jiᵀ = F_iᵀ ⁱX_j S_j = (⁰F_i)ᵀ (⁰S_j)                        (CRB-2)
 where ⁰S_j = ⁰X_j S_j and ⁰F_i = ⁱX₀ᵀ F_i are the same vectors in base coordinates, so
 the walk from i to the root needs no transform: ``crba`` takes the joints of i's path
 (its parent's path and i) all at once. Entries between joints on different branches are
@@ -77,15 +77,15 @@ def crba(model, q):
     # ⁰S_j = ⁰X_j S_j and ⁰F_i = ⁰I^C_i ⁰S_i, one row per joint velocity, (..., nv, 6)
     S0 = base_subspaces(model, q, X0)
     F0 = mm(IC[model.velocity_body], S0[..., None])[..., 0]             # (column by column)
-    S0, F0 = np.moveaxis(S0, 0, -2), np.moveaxis(F0, 0, -2)
+    S0, F0 = (np.ascontiguousarray(np.moveaxis(a, 0, -2)) for a in (S0, F0))   # state by state
     H = np.zeros(batch + (model.nv, model.nv), dtype=np.result_type(S0, F0))
     path = [[]] + [None] * N                 # the velocities of the joints on i's path:
     for i in range(1, N + 1):                # its parent's path and its own, to the root
         path[i] = path[parent[i]] + list(range(vs[i].start, vs[i].stop))
         j = np.array(path[i], dtype=int)
-        H[..., j, vs[i]] = mm(S0[..., j, :], F0[..., vs[i], :].mT)      # (CRB-2) H_ji
-    below = np.tri(model.nv, k=-1, dtype=bool)  # j before i: H_ji is above the diagonal;
-    np.copyto(H, H.mT, where=below)                                    # H_ij = H_jiᵀ
+        H[..., vs[i], j] = mm(F0[..., vs[i], :], S0[..., j, :].mT)      # (CRB-2) H_ij
+    above = ~np.tri(model.nv, dtype=bool)       # j before i: H_ij is below the diagonal;
+    np.copyto(H, H.mT, where=above)                                    # H_ji = H_ijᵀ
     return H
 
 
