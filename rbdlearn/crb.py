@@ -76,8 +76,8 @@ def crba(model, q):
             IC[parent[i]] += IC[i]                                     # (CRB-1)
     # ⁰S_j = ⁰X_j S_j and ⁰F_i = ⁰I^C_i ⁰S_i, one row per joint velocity, (..., nv, 6)
     S0 = base_subspaces(model, q, X0)
-    F0 = mm(IC[model.velocity_body], S0[..., None])[..., 0]             # (column by column)
-    S0, F0 = (np.ascontiguousarray(np.moveaxis(a, 0, -2)) for a in (S0, F0))   # state by state
+    F0 = mm(IC[model.velocity_body], S0[..., None])[..., 0]   # ⁰I^C ⁰S_k, k in i's joint
+    S0, F0 = (np.ascontiguousarray(np.moveaxis(a, 0, -2)) for a in (S0, F0))  # per state
     H = np.zeros(batch + (model.nv, model.nv), dtype=np.result_type(S0, F0))
     path = [[]] + [None] * N                 # the velocities of the joints on i's path:
     for i in range(1, N + 1):                # its parent's path and its own, to the root
