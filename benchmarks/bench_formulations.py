@@ -30,7 +30,8 @@ import rbdlearn as rbd
 from _common import arguments, best_time
 from bench_batch import states, talos, to_pin
 from rbdlearn import interop, urdf
-from rbdlearn.kinematics import base_transforms, joint_transforms, motion_subspaces
+from rbdlearn.kinematics import (base_transforms, joint_transforms, motion_subspaces,
+                                 stacked_inertias)
 from rbdlearn.model import check_state
 from rbdlearn.spatial import cross_force, cross_motion, inv_X, mtv, mv
 
@@ -143,7 +144,7 @@ def rnea_base(model, q, qd, qdd):
     aJ0 = mv(B, np.moveaxis((S * qdd[..., None, :]) @ P, -1, 0)) + cross_motion(v0, vJ0)
     a0 = (A @ aJ0.reshape(model.N + 1, -1)).reshape(aJ0.shape) - model.gravity
     v, a = mv(X0, v0), mv(X0, a0)                       # body coordinates for I_i
-    I = model.I_stacked.reshape((model.N + 1,) + (1,) * (v.ndim - 2) + (6, 6))
+    I = stacked_inertias(model, v.shape[1:-1])
     f0 = mtv(X0, mv(I, a) + cross_force(v, mv(I, v)))
     F0 = (A.T @ f0.reshape(model.N + 1, -1)).reshape(f0.shape)          # sums over subtrees
     body = model.velocity_body
@@ -155,7 +156,7 @@ def aba_base(model, q, qd, tau):
     N, parent = model.N, model.parent
     X0, B, S, vJ0, v0 = _base_terms(model, q, qd)
     c0 = cross_motion(v0, vJ0)
-    I0 = X0.transpose(0, 2, 1) @ model.I_stacked @ X0
+    I0 = X0.transpose(0, 2, 1) @ stacked_inertias(model, ()) @ X0
     IA = I0.copy()
     pA = cross_force(v0, np.einsum("nij,nj->ni", I0, v0))
     S0 = [None] + [B[i].dot(S[:, model.v_slices[i]]) for i in range(1, N + 1)]

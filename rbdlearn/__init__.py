@@ -46,6 +46,7 @@ from .contact import delassus, solve_contacts
 from . import closed_chains, constrained, contact   # Chapters 5, 4: forward_dynamics, simulate, … stay qualified
 from . import articulated, gears, impulses, inverse_dynamics, lcp   # Chapters 1–2 by module
 from .articulated import SingularArticulatedInertia
+from .crb import SingularMassMatrix
 from .closed_chains import LoopNotClosed, SingularClosure
 from .constrained import SingularContact
 from .lcp import ContactError, ContactWarning, LCPError, LCPRayTermination

@@ -1,4 +1,6 @@
-"""Forward kinematics, body velocities and accelerations, Jacobians and J̇q̇.
+"""Forward kinematics, body velocities and accelerations, Jacobians and J̇q̇ (Chapter 1:
+"Spatial vectors" and "Inverse dynamics", the velocity and acceleration recursions
+RNEA-1 and RNEA-2; Jacobians as in chapter 3's eq. crb-jacobian-form).
 
 All spatial quantities are in the [angular; linear] order. "local" means
 expressed in the body's own frame; "world" means expressed in the base frame
@@ -20,10 +22,12 @@ The pieces the algorithms share are here too: the joint transforms of every body
 coordinates, and the inertias stacked (``crba``, ``closed_chains.loop_jacobian``).
 """
 
+import math
+
 import numpy as np
 
 from .errors import RbdlearnError
-from .model import batch_shape, check_body, check_state
+from .model import batch_shape, body_index, check_state
 from .spatial import cross3, cross_motion, inv_X, mm, mtv, mv, plux_parts, skew
 
 __all__ = ["joint_transforms", "base_transforms", "base_subspaces", "forward_kinematics", "body_pose",
@@ -42,7 +46,10 @@ def joint_transforms(model, q):
     XJ(q) Xtree = B0 Xtree + sin q · B1 Xtree + cos q · B2 Xtree with constant terms
     (``Revolute.XJ_terms``, kept in ``model.revolute_terms``). So all revolute joints,
     for all states of a batch, are evaluated by one product of the weights (1, sin q,
-    cos q) with those terms, instead of one small product per joint."""
+    cos q) with those terms, instead of one small product per joint. When the revolute
+    bodies are consecutive, that product writes straight into its place in the result: a
+    slice of a fresh array (N+1, states, 36) holding each 6x6 as 36 numbers (a slice is
+    always a view), shaped into 6x6 matrices only once every product is written."""
     q = np.asarray(q)
     batch, numeric = q.shape[:-1], q.dtype != object
     bodies, at, terms, others = model.revolute_terms
@@ -51,17 +58,18 @@ def joint_transforms(model, q):
     one_by_one = {i: mm(model.joints[i].XJ(q[..., model.q_slices[i]]), model.Xtree[i])
                   for i in others}
     dtype = object if any(X.dtype == object for X in one_by_one.values()) else float
-    Xup = np.empty((model.N + 1,) + batch + (6, 6), dtype=dtype)
-    Xup[0] = _EYE6
+    states = math.prod(batch)
+    Xup = np.empty((model.N + 1, states, 36), dtype=dtype)     # each 6x6 as 36 numbers
+    Xup[0] = _EYE6.ravel()
     if len(bodies):
         angle = q[..., at].reshape(-1, len(bodies)).T           # (joint, state)
         w = np.empty(angle.shape + (3,))                         # (joint, state, weight)
         w[..., 0], w[..., 1], w[..., 2] = 1.0, np.sin(angle), np.cos(angle)
         if bodies[-1] - bodies[0] == len(bodies) - 1:            # consecutive bodies:
-            out = Xup[bodies[0]:bodies[-1] + 1].reshape(w.shape[:2] + (36,))
-            np.matmul(w, terms, out=out)                         # written in place
+            np.matmul(w, terms, out=Xup[bodies[0]:bodies[-1] + 1])   # written in place
         else:
-            Xup[bodies] = (w @ terms).reshape((len(bodies),) + batch + (6, 6))
+            Xup[bodies] = w @ terms
+    Xup = Xup.reshape((model.N + 1,) + batch + (6, 6))          # the same numbers, as 6x6
     for i, X in one_by_one.items():
         Xup[i] = X
     return Xup
@@ -101,7 +109,8 @@ def base_subspaces(model, q, X0):
 def stacked_inertias(model, batch):
     """The bodies' inertias I_i stacked (N+1, 1.., 6, 6), shaped to pair with every state
     of a batch of shape ``batch`` (I_0 = 0)."""
-    return model.I_stacked.reshape((model.N + 1,) + (1,) * len(batch) + (6, 6))
+    return np.stack([np.zeros((6, 6))] + list(model.I[1:])).reshape(
+        (model.N + 1,) + (1,) * len(batch) + (6, 6))
 
 
 def base_transforms(model, Xup):
@@ -178,7 +187,7 @@ def jacobian(model, q, i, *, frame):
     Column block of joint k (an ancestor of i) is ``ⁱX_k S_k`` in the local frame
     and ``⁰X_k S_k`` in the world frame; other columns are zero.
     """
-    check_body(model, i)
+    i = body_index(model, i, "i")
     _check_frame(frame)
     (q,) = check_state(model, q=q)
     return _jacobian(model, q, forward_kinematics(model, q), i, frame)
@@ -206,6 +215,7 @@ def point_jacobian(model, q, i, p, *, frame):
     ``local``: the velocity in body-i coordinates, ``v_O + ω × p = v_O − p× ω``;
     ``world``: the same vector rotated into base coordinates.
     """
+    i = body_index(model, i, "i")
     p = _point_in(model, p)
     _check_frame(frame)
     J = jacobian(model, q, i, frame="local")
@@ -218,6 +228,7 @@ def point_jacobian(model, q, i, p, *, frame):
 
 def point_velocity(model, q, qd, i, p, *, frame):
     """Velocity of the point ``p`` (body-i coordinates) of body i."""
+    i = body_index(model, i, "i")
     p = _point_in(model, p)
     _check_frame(frame)
     q, qd = check_state(model, q=q, qd=qd)             # one state (no batch)
@@ -243,7 +254,7 @@ def jdot_qdot(model, q, qd, i, p=None, *, frame):
     ``frame="local"`` the derivative of the local point Jacobian, which is
     ``a_O + ω̇×p`` (the term ``ω × v_p`` cancels against the rotating frame).
     """
-    check_body(model, i)
+    i = body_index(model, i, "i")
     _check_frame(frame)
     q, qd = check_state(model, q=q, qd=qd)
     Xup, v, a = _velocities(model, q, qd, np.zeros(model.nv))

@@ -1,4 +1,5 @@
-"""The kinematic-tree model (Featherstone's parent-array form) and model builders.
+"""The kinematic-tree model (Featherstone's parent-array form; Chapter 1, "Inverse
+dynamics"), the checks of the algorithms' arguments (states, forces, bodies), the builders.
 
 Bodies are numbered ``1..N`` with ``parent[i] < i``; body 0 is the fixed base.
 Every per-body list has length ``N + 1`` and holds ``None`` (or -1) at index 0.
@@ -10,10 +11,10 @@ Body ``i`` carries the joint that connects it to ``parent[i]``:
 * ``I[i]``     — body i's spatial inertia in its own frame.
 """
 
-import copy
 import dataclasses
 import math
 import numbers
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -24,7 +25,7 @@ from .joints import Fixed, Free, Prismatic, Revolute, Spherical, SphericalZYX, _
 from .spatial import exp_so3, mcI, plux, plux_parts
 
 __all__ = ["Model", "Pointers", "pointers", "check_flag", "check_inertia",
-           "check_state", "batch_shape",
+           "check_state", "batch_shape", "body_index",
            "neutral_q", "random_q", "integrate_q", "without_gravity",
            "planar_chain", "random_tree", "floating_base", "GRAVITY"]
 
@@ -113,19 +114,21 @@ def _frozen_array(a):
 
 @dataclass(eq=False, frozen=True)
 class Model:
-    """A kinematic tree; see the module docstring. Derived attributes: ``N``,
-    ``nq``, ``nv``, ``q_index``, ``v_index`` (where body i's joint starts in q
-    and v) and the matching slices ``q_slices``, ``v_slices``; for the lines of
-    ``crba`` that act on every body at once, ``I_stacked`` (N+1 x 6 x 6, I_0 = 0),
-    ``velocity_body`` (the body of each velocity coordinate), ``support`` (nv x nv:
-    [k, l] is True when velocity k's joint is on the path from velocity l's joint to the
-    base, itself included), ``support_above`` (the (rows, columns) of its entries above
-    the diagonal) and ``S_constant`` ([S_1 … S_N], 6 x nv, when no joint's S
-    depends on q; else None).
+    """A kinematic tree; see the module docstring.
 
-    A model is a value: it is checked once, when built, and never changes after. Its
-    lists and arrays are its own read-only copies (editing the lists it was built from
-    does not reach it); a changed model is a new one, ``model.replace(...)``.
+    Derived attributes, computed once from the fields (``_derived``): ``N``, ``nq``,
+    ``nv``; ``q_index``, ``v_index`` (where body i's joint starts in q and v) and the
+    matching slices ``q_slices``, ``v_slices``; ``velocity_body`` (the body of each
+    velocity coordinate); ``manifold_bodies`` (the bodies whose joint has nq > nv, a unit
+    quaternion); and two constants of the joints that the shared kinematics reads instead
+    of rebuilding them in every call: ``S_constant`` ([S_1 … S_N], 6 x nv, when no joint's
+    S depends on q; else None; ``kinematics.motion_subspaces``) and ``revolute_terms``
+    (the numeric revolute joints' bodies, their angles' places in q, the constant terms of
+    XJ(q) Xtree and the other bodies; ``kinematics.joint_transforms``).
+
+    A model is a value: it is checked once, when built (``_checked``), and never changes
+    after. Its lists and arrays are its own read-only copies (editing the lists it was
+    built from does not reach it); a changed model is a new one, ``model.replace(...)``.
 
     ``physical=False`` accepts rotational inertias that are not positive semi-definite
     or break the triangle inequality (some published robot descriptions have them);
@@ -140,111 +143,10 @@ class Model:
     physical: bool = True       # check that every inertia is physically realisable
 
     def __post_init__(self):
-        def put(attr, value):                 # the one place a field is set (frozen)
+        for attr, value in _checked(self).items():       # the fields, as read-only copies,
+            object.__setattr__(self, attr, value)        # set once, here (frozen)
+        for attr, value in _derived(self).items():
             object.__setattr__(self, attr, value)
-
-        N = len(self.parent) - 1
-        if N < 0:
-            raise RbdlearnError("model needs a parent array with at least the base entry")
-        if self.names is None:
-            put("names", ["base"] + [f"joint{i}" for i in range(1, N + 1)])
-        if self.body_names is None:
-            put("body_names", ["base"] + [f"body{i}" for i in range(1, N + 1)])
-        for attr in ("joints", "Xtree", "I", "names", "body_names"):
-            if len(getattr(self, attr)) != N + 1:
-                raise RbdlearnError(f"model.{attr} has length {len(getattr(self, attr))}, "
-                                    f"expected N + 1 = {N + 1} (entry 0 is the base)")
-        for i, p in enumerate(self.parent[1:], start=1):
-            if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)):
-                raise RbdlearnError(f"body {i}: parent must be an integer body index, got {p!r}")
-        parent = [-1] + [int(p) for p in self.parent[1:]]
-        for attr in ("names", "body_names"):
-            seen = list(getattr(self, attr))
-            for k, x in enumerate(seen):
-                if not isinstance(x, str):
-                    raise ArgumentTypeError(f"model.{attr}[{k}] must be a string, got "
-                                            f"{type(x).__name__} {x!r}")
-            dups = sorted({str(x) for x in seen if seen.count(x) > 1})
-            if dups:
-                raise RbdlearnError(f"model.{attr}: duplicate names {dups}")
-        check_flag(self.physical, "model.physical")
-        gravity = _real_array(self.gravity, "model.gravity")
-        if gravity.shape != (6,):
-            raise RbdlearnError(f"model.gravity must be a spatial 6-vector, got shape "
-                                f"{gravity.shape}")
-        if _numeric(gravity) and not np.all(np.isfinite(gravity)):
-            raise RbdlearnError(f"model.gravity must be finite, got {gravity}")
-        q_index, v_index = [0] * (N + 1), [0] * (N + 1)
-        q_slices, v_slices = [None] * (N + 1), [None] * (N + 1)
-        Xtree, I = [None] * (N + 1), [None] * (N + 1)
-        nq = nv = 0
-        for i in range(1, N + 1):
-            name = f"body {i} (joint '{self.names[i]}')"
-            if not 0 <= parent[i] < i:
-                raise RbdlearnError(f"{name}: parent {parent[i]} is not in 0..{i - 1}; "
-                                    f"bodies must be numbered so that parent[i] < i")
-            if not isinstance(self.joints[i], _JOINT_TYPES):
-                raise RbdlearnError(f"{name}: unknown joint type {type(self.joints[i]).__name__}")
-            X = np.asarray(self.Xtree[i])
-            if X.shape != (6, 6):
-                raise RbdlearnError(f"{name}: Xtree must be 6x6, got shape {X.shape}")
-            if _numeric(X):
-                X = X.astype(float)
-                E, r = plux_parts(X)
-                if not np.allclose(E @ E.T, np.eye(3), atol=1e-9) or np.linalg.det(E) < 0:
-                    raise RbdlearnError(f"{name}: Xtree's rotation block is not a rotation")
-                if np.abs(plux(E, r) - X).max() > 1e-9 * max(1.0, np.abs(X).max()):
-                    raise RbdlearnError(f"{name}: Xtree is not a Plücker transform "
-                                        f"[E 0; −E r× E] (build it with spatial.plux(E, r))")
-            Xtree[i] = _frozen_array(X)
-            check_inertia(self.I[i], name, physical=self.physical)
-            I[i] = _frozen_array(self.I[i])
-            j = self.joints[i]
-            q_index[i], v_index[i] = nq, nv
-            q_slices[i] = slice(nq, nq + j.nq)
-            v_slices[i] = slice(nv, nv + j.nv)
-            nq, nv = nq + j.nq, nv + j.nv
-        for attr, value in (("parent", parent), ("joints", list(self.joints)),
-                            ("Xtree", Xtree), ("I", I), ("names", list(self.names)),
-                            ("body_names", list(self.body_names)),
-                            ("q_index", q_index), ("v_index", v_index),
-                            ("q_slices", q_slices), ("v_slices", v_slices)):
-            put(attr, _FrozenList(value))
-        put("gravity", _frozen_array(gravity))
-        put("N", N)
-        put("nq", nq)
-        put("nv", nv)
-        # the numeric revolute joints, their angles' places in q, the terms of XJ(q) Xtree
-        # and the other bodies, for kinematics.joint_transforms, which evaluates the
-        # revolute joints all at once
-        rev = [i for i in range(1, N + 1) if isinstance(self.joints[i], Revolute)
-               and _numeric(Xtree[i])]
-        terms = [self.joints[i].XJ_terms(Xtree[i]) for i in rev]
-        put("revolute_terms", (_frozen(np.array(rev, dtype=int)),
-                               _frozen(np.array([q_index[i] for i in rev], dtype=int)),
-                               _frozen(np.array(terms).reshape(len(rev), 3, 36)),
-                               _FrozenList(i for i in range(1, N + 1) if i not in rev)))
-        # for the lines of crba that act on every body at once: the inertias stacked along
-        # a first axis of length N + 1 (I_0 = 0), the body of each velocity coordinate,
-        # H's support, and S = [S_1 … S_N] when no joint's S depends on q
-        # (kinematics.motion_subspaces)
-        put("I_stacked", _frozen(np.array([np.zeros((6, 6))] + list(I[1:]))))
-        put("velocity_body", _frozen(np.array([i for i in range(1, N + 1)
-                                               for _ in range(self.joints[i].nv)], dtype=int)))
-        on_path = np.zeros((N + 1, N + 1), dtype=bool)        # on_path[i, j]: j on i's path
-        for i in range(1, N + 1):
-            on_path[i] = on_path[parent[i]]
-            on_path[i, i] = True
-        body = self.velocity_body
-        put("support", _frozen(on_path[np.ix_(body, body)].T))
-        put("support_above", tuple(_frozen(a) for a in np.nonzero(np.triu(self.support, 1))))
-        varying = any(self.joints[i].S_depends_on_q for i in range(1, N + 1))
-        put("S_constant", None if varying else _frozen(np.concatenate(
-            [np.zeros((6, 0))] + [self.joints[i].S(np.zeros(0)) for i in range(1, N + 1)],
-            axis=1)))
-        # bodies whose joint configuration is constrained (a unit quaternion: nq > nv)
-        put("manifold_bodies", _FrozenList(i for i in range(1, N + 1)
-                                           if self.joints[i].nq != self.joints[i].nv))
 
     def replace(self, **changes):
         """A new model: this one with the fields in ``changes`` (``parent``, ``joints``,
@@ -277,6 +179,108 @@ class Model:
             path.append(i)
             i = self.parent[i]
         return path
+
+
+def _checked(model):
+    """The fields of ``model`` checked, as read-only copies: RbdlearnError (naming the body,
+    the joint or the field) at the first thing that is wrong."""
+    N = len(model.parent) - 1
+    if N < 0:
+        raise RbdlearnError("model needs a parent array with at least the base entry")
+    names, body_names = model.names, model.body_names
+    if names is None:
+        names = ["base"] + [f"joint{i}" for i in range(1, N + 1)]
+    if body_names is None:
+        body_names = ["base"] + [f"body{i}" for i in range(1, N + 1)]
+    fields = {"joints": model.joints, "Xtree": model.Xtree, "I": model.I, "names": names,
+              "body_names": body_names}
+    for attr, value in fields.items():
+        if len(value) != N + 1:
+            raise RbdlearnError(f"model.{attr} has length {len(value)}, expected N + 1 = "
+                                f"{N + 1} (entry 0 is the base)")
+    for i, p in enumerate(model.parent[1:], start=1):
+        if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, np.integer)):
+            raise RbdlearnError(f"body {i}: parent must be an integer body index, got {p!r}")
+    parent = [-1] + [int(p) for p in model.parent[1:]]
+    for attr, seen in (("names", list(names)), ("body_names", list(body_names))):
+        for k, x in enumerate(seen):
+            if not isinstance(x, str):
+                raise ArgumentTypeError(f"model.{attr}[{k}] must be a string, got "
+                                        f"{type(x).__name__} {x!r}")
+        dups = sorted({str(x) for x in seen if seen.count(x) > 1})
+        if dups:
+            raise RbdlearnError(f"model.{attr}: duplicate names {dups}")
+    check_flag(model.physical, "model.physical")
+    gravity = _real_array(model.gravity, "model.gravity")
+    if gravity.shape != (6,):
+        raise RbdlearnError(f"model.gravity must be a spatial 6-vector, got shape "
+                            f"{gravity.shape}")
+    if _numeric(gravity) and not np.all(np.isfinite(gravity)):
+        raise RbdlearnError(f"model.gravity must be finite, got {gravity}")
+    Xtree, I = [None] * (N + 1), [None] * (N + 1)
+    for i in range(1, N + 1):
+        name = f"body {i} (joint '{names[i]}')"
+        if not 0 <= parent[i] < i:
+            raise RbdlearnError(f"{name}: parent {parent[i]} is not in 0..{i - 1}; "
+                                f"bodies must be numbered so that parent[i] < i")
+        if not isinstance(model.joints[i], _JOINT_TYPES):
+            raise RbdlearnError(f"{name}: unknown joint type {type(model.joints[i]).__name__}")
+        Xtree[i] = _frozen_array(_check_Xtree(model.Xtree[i], name))
+        check_inertia(model.I[i], name, physical=model.physical)
+        I[i] = _frozen_array(model.I[i])
+    return {"parent": _FrozenList(parent), "joints": _FrozenList(model.joints),
+            "Xtree": _FrozenList(Xtree), "I": _FrozenList(I), "names": _FrozenList(names),
+            "body_names": _FrozenList(body_names), "gravity": _frozen_array(gravity)}
+
+
+def _check_Xtree(X, name):
+    """``X`` (a numeric one as floats), or RbdlearnError unless it is a 6x6 Plücker
+    transform [E 0; −E r× E] with E a rotation."""
+    X = np.asarray(X)
+    if X.shape != (6, 6):
+        raise RbdlearnError(f"{name}: Xtree must be 6x6, got shape {X.shape}")
+    if not _numeric(X):
+        return X
+    X = X.astype(float)
+    E, r = plux_parts(X)
+    if not np.allclose(E @ E.T, np.eye(3), atol=1e-9) or np.linalg.det(E) < 0:
+        raise RbdlearnError(f"{name}: Xtree's rotation block is not a rotation")
+    if np.abs(plux(E, r) - X).max() > 1e-9 * max(1.0, np.abs(X).max()):
+        raise RbdlearnError(f"{name}: Xtree is not a Plücker transform "
+                            f"[E 0; −E r× E] (build it with spatial.plux(E, r))")
+    return X
+
+
+def _derived(model):
+    """What follows from a checked model's fields: its sizes and indices, and the joints'
+    constants that the shared kinematics reads (see :class:`Model`)."""
+    N, joints = len(model.parent) - 1, model.joints
+    nq_i = [0] + [joints[i].nq for i in range(1, N + 1)]
+    nv_i = [0] + [joints[i].nv for i in range(1, N + 1)]
+    q_index = [0] + [sum(nq_i[1:i]) for i in range(1, N + 1)]
+    v_index = [0] + [sum(nv_i[1:i]) for i in range(1, N + 1)]
+    rev = [i for i in range(1, N + 1) if isinstance(joints[i], Revolute)
+           and _numeric(model.Xtree[i])]
+    terms = [joints[i].XJ_terms(model.Xtree[i]) for i in rev]
+    varying = any(joints[i].S_depends_on_q for i in range(1, N + 1))
+    return {
+        "N": N, "nq": sum(nq_i), "nv": sum(nv_i),
+        "q_index": _FrozenList(q_index), "v_index": _FrozenList(v_index),
+        "q_slices": _FrozenList([None] + [slice(q_index[i], q_index[i] + nq_i[i])
+                                          for i in range(1, N + 1)]),
+        "v_slices": _FrozenList([None] + [slice(v_index[i], v_index[i] + nv_i[i])
+                                          for i in range(1, N + 1)]),
+        "velocity_body": _frozen(np.array([i for i in range(1, N + 1)
+                                           for _ in range(nv_i[i])], dtype=int)),
+        "manifold_bodies": _FrozenList(i for i in range(1, N + 1) if nq_i[i] != nv_i[i]),
+        "S_constant": None if varying else _frozen(np.concatenate(
+            [np.zeros((6, 0))] + [joints[i].S(np.zeros(0)) for i in range(1, N + 1)],
+            axis=1)),
+        "revolute_terms": (_frozen(np.array(rev, dtype=int)),
+                           _frozen(np.array([q_index[i] for i in rev], dtype=int)),
+                           _frozen(np.array(terms).reshape(len(rev), 3, 36)),
+                           _FrozenList(i for i in range(1, N + 1) if i not in rev)),
+    }
 
 
 @dataclass
@@ -375,31 +379,36 @@ def batch_shape(*arrays):
     return np.broadcast_shapes(*(np.shape(a)[:-1] for a in arrays))
 
 
+def body_index(model, i, name="body"):
+    """Body ``i`` of ``model`` as an int: ``i`` is an integer 1..N (a numpy integer too,
+    never a bool) or the name of a body (``model.body_names``). Anything else raises
+    :class:`~rbdlearn.errors.RbdlearnError` naming the argument ``name`` and what it got.
+    The one check of a body argument in rbdlearn."""
+    if isinstance(i, str):
+        if i in model.body_names[1:]:
+            return model.body_names.index(i)
+        k = model.names.index(i) if i in model.names[1:] else None
+        hint = f" ('{i}' is the joint of body {k}, '{model.body_names[k]}')" if k else ""
+        raise RbdlearnError(f"{name} names body '{i}', which is not a body of the model"
+                            f"{hint}; bodies: {model.body_names[1:]}")
+    if not is_body(model, i):
+        raise RbdlearnError(f"{name}: body index must be an integer in 1..{model.N} (or a "
+                            f"name of model.body_names), got {type(i).__name__} {i!r}")
+    return int(i)
+
+
 def is_body(model, i):
-    """Whether ``i`` is a body index of ``model``: an integer in 1..N (not a bool)."""
-    return (isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+    """Whether ``i`` is a body index of ``model``: an integer in 1..N (not a bool).
+    (Kept for the modules that still call it; new code calls :func:`body_index`.)"""
+    return (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
             and 1 <= i <= model.N)
 
 
-def check_body(model, i):
-    """Raise ValueError unless ``i`` is a body index of ``model`` (:func:`is_body`)."""
+def check_body(model, i, name="body"):
+    """:func:`body_index` for an index only (kept until its callers call body_index)."""
     if not is_body(model, i):
-        raise RbdlearnError(f"body index must be an integer in 1..{model.N}, got {i!r}")
-
-
-def _body_index(model, key, what):
-    """Body index of ``key``: an index 1..N or a name of ``model.body_names``."""
-    if isinstance(key, str):
-        if key in model.body_names[1:]:
-            return model.body_names.index(key)
-        i = model.names.index(key) if key in model.names[1:] else None
-        hint = f" ('{key}' is the joint of body {i}, '{model.body_names[i]}')" if i else ""
-        raise RbdlearnError(f"{what} names body '{key}', which is not a body of the model"
-                            f"{hint}; bodies: {model.body_names[1:]}")
-    if not is_body(model, key):
-        raise RbdlearnError(f"{what} names body {key!r}, but bodies are 1..{model.N} "
-                            f"(or their names, model.body_names)")
-    return int(key)
+        raise RbdlearnError(f"{name}: body index must be an integer in 1..{model.N}, got "
+                            f"{type(i).__name__} {i!r}")
 
 
 def _broadcasts_to(shape, target):
@@ -423,7 +432,7 @@ def check_forces(model, f_ext, batch=()):
     if isinstance(f_ext, Mapping):
         f, given = [None] * (model.N + 1), {}
         for key, fi in f_ext.items():
-            i = _body_index(model, key, "f_ext")
+            i = body_index(model, key, "f_ext")
             if i in given:
                 raise RbdlearnError(f"f_ext gives body {i} ('{model.body_names[i]}') twice, as "
                                     f"{given[i]!r} and as {key!r}: give each body once")
@@ -453,14 +462,17 @@ def check_forces(model, f_ext, batch=()):
     return out
 
 
+_STILL = weakref.WeakKeyDictionary()      # model -> the same model with gravity off
+
+
 def without_gravity(model):
-    """``model`` with gravity off (a new model: the same bodies and joints), e.g. to
-    read H q̈ or H⁻¹ τ off RNEA or ABA at rest. Cheap, for use inside algorithms: it
-    shares the original's read-only lists and arrays and skips ``replace``'s checks,
-    which a zero gravity cannot fail."""
-    still = copy.copy(model)
-    object.__setattr__(still, "gravity", _frozen_array(np.zeros(6)))
-    return still
+    """``model`` with gravity off, ``model.replace(gravity=0)`` (a new model: the same
+    bodies and joints), e.g. to read H q̈ or H⁻¹ τ off RNEA or ABA at rest. Algorithms call
+    it often, so each model's twin is built once and kept while the model lives (a model
+    never changes, so its twin never goes stale)."""
+    if model not in _STILL:
+        _STILL[model] = model.replace(gravity=np.zeros(6))
+    return _STILL[model]
 
 
 def neutral_q(model):

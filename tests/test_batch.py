@@ -276,7 +276,7 @@ def test_single_state_functions_refuse_a_batch():
 
 def test_stacked_machinery_equals_body_by_body(model):
     """The pieces that act on every body at once (kinematics.joint_transforms,
-    motion_subspaces, stacked_inertias and the model's support mask) against the per-body
+    motion_subspaces, stacked_inertias and crb.support_mask) against the per-body
     definitions they replace, for one state and for a batch."""
     from rbdlearn import kinematics as K_
     q, _, _ = states(model, (3,), seed=5)
@@ -299,8 +299,9 @@ def test_stacked_machinery_equals_body_by_body(model):
     body = model.velocity_body
     want = np.array([[body[k] in model.ancestors(body[l]) for l in range(model.nv)]
                      for k in range(model.nv)])
-    assert np.array_equal(model.support, want) and not model.support.flags.writeable
-    above = [(k, l) for k in range(model.nv) for l in range(k + 1, model.nv) if want[k, l]]
-    assert list(zip(*model.support_above)) == above
+    assert np.array_equal(rbd.crb.support_mask(model), want)
+    assert np.array_equal(body, [i for i in range(1, model.N + 1)
+                                 for _ in range(model.joints[i].nv)])
+    assert not body.flags.writeable
     constant = not any(j.S_depends_on_q for j in model.joints[1:])
     assert (model.S_constant is not None) == constant

@@ -35,12 +35,18 @@ def test_crba_equals_unit_vector_method_and_is_spd(tree):
     b = rbd.rnea(model, q, qd, np.zeros(model.nv))
     np.testing.assert_allclose(H @ qdd + b, rbd.rnea(model, q, qd, qdd),
                                atol=1e-9 * np.abs(b).max())
-    # entry by entry, both triangles: crba computes one and mirrors it (symmetric to the
-    # last bit), the unit-vector method computes every column on its own (round-off between
-    # the two: at most 2e-15 of max H on these 30-40-body trees)
+    # entry by entry, both triangles: the unit-vector method computes every column on its
+    # own (round-off between the two: at most 2e-15 of max H on these 30-40-body trees)
     H_unit = crb.unit_vector_method(model, q)
     np.testing.assert_allclose(H, H_unit, rtol=0, atol=1e-12 * np.abs(H_unit).max())
-    np.testing.assert_array_equal(H, H.T)
+    # its columns are independent RNEA runs, so their symmetry is a fact of mechanics
+    # (Maxwell's reciprocity), not of the code: a wrong term in RNEA or in the model
+    # would break it (crba fills one triangle and mirrors it, symmetric by construction)
+    np.testing.assert_allclose(H_unit, H_unit.T, rtol=0, atol=1e-12 * np.abs(H_unit).max())
+    # and the walk reaches only the joints on each path: H is zero across branches
+    mask = crb.support_mask(model)
+    assert np.all(H[~(mask | mask.T)] == 0) and np.all(np.abs(H_unit[~(mask | mask.T)])
+                                                      < 1e-12 * np.abs(H_unit).max())
     assert np.linalg.eigvalsh(H).min() > 0
 
 
@@ -165,9 +171,9 @@ def test_forward_dynamics_crb_count_and_its_growth_against_aba():
     for n in (1, 5, 30):
         model = rbd.random_tree(n, seed=n, joint_types=("revolute", "spherical"))
         c, nv = crb.operation_counts(model), model.nv
-        # b by RNEA, H by CRBA, τ − b, Cholesky (nv³/3), two triangular solves (nv² each)
-        assert c["forward_dynamics_crb"] == rnea_flops(model) + c["crba"] + nv + nv**3 // 3 \
-            + 2 * nv**2
+        # b by RNEA, H by CRBA, τ − b, H = LᵀL, the two triangular solves
+        assert c["forward_dynamics_crb"] == rnea_flops(model) + c["crba"] + nv + c["ltl"] \
+            + c["ltl_solve"]
     fd = {n: crb.operation_counts(rbd.planar_chain(n))["forward_dynamics_crb"]
           for n in (16, 32, 64, 128)}
     aba = {n: aba_flops(rbd.planar_chain(n)) for n in fd}
@@ -175,6 +181,70 @@ def test_forward_dynamics_crb_count_and_its_growth_against_aba():
     assert fd[128] / fd[64] > 4 > fd[32] / fd[16] > 2          # the cubic term takes over
     ratio = [fd[n] / aba[n] for n in fd]
     assert all(np.diff(ratio) > 0) and ratio[-1] > 4
+
+
+class Counted(float):
+    """A number that counts the arithmetic done on it (one flop per +, −, ×, /), for
+    counting the work of a run of the code, not of its cost model."""
+    flops = 0
+
+    def _op(f):
+        def op(a, b):
+            if not isinstance(b, (int, float)):
+                return NotImplemented                  # an array: numpy goes entry by entry
+            Counted.flops += 1
+            return Counted(f(float(a), float(b)))
+        return op
+
+    __add__, __radd__ = _op(lambda a, b: a + b), _op(lambda a, b: b + a)
+    __sub__, __rsub__ = _op(lambda a, b: a - b), _op(lambda a, b: b - a)
+    __mul__, __rmul__ = _op(lambda a, b: a * b), _op(lambda a, b: b * a)
+    __truediv__, __rtruediv__ = _op(lambda a, b: a / b), _op(lambda a, b: b / a)
+
+
+def counted(a):
+    return np.vectorize(Counted, otypes=[object])(np.asarray(a, dtype=float))
+
+
+def count(f, *args):
+    Counted.flops = 0
+    result = f(*args)
+    return Counted.flops, result
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_operation_counts_count_the_work_crba_and_ltl_do(seed):
+    """Run crba, ltl and ltl_solve on numbers that count every operation done on them:
+    the counts of operation_counts are the operations of the code (the cost model is not
+    checked against itself). Every joint type; a tree, so that the walks stop early."""
+    model = rbd.random_tree(9, seed=seed, p_chain=0.4,
+                            joint_types=("revolute", "prismatic", "spherical", "free", "fixed",
+                                         "spherical_zyx"))
+    q = rbd.random_q(model, seed)
+    c = crb.operation_counts(model)
+    # the inertias count; the transforms Xup = XJ Xtree and ⁱX₀ (2 N 6x6 products) and the
+    # subspaces ⁰S_j (a 6x6 times S_j per joint), which the count includes, come from q in
+    # floats, so they are added by hand
+    heavy = model.replace(I=[None] + [counted(I) for I in model.I[1:]])
+    done, H = count(crb.crba, heavy, q)
+    by_hand = 2 * model.N * 396 + sum(66 * j.nv for j in model.joints[1:])
+    assert done + by_hand == c["crba"]
+    np.testing.assert_allclose(np.asarray(H, dtype=float), crb.crba(model, q), atol=1e-12)
+    # H = LᵀL: one square root per coordinate (math.sqrt, not seen by Counted) besides
+    H = crb.crba(model, q)
+    done, L = count(crb.ltl, model, counted(H))
+    assert done + model.nv == c["ltl"]
+    L = np.asarray(L, dtype=float)
+    np.testing.assert_allclose(L.T @ L, H, atol=1e-12 * np.abs(H).max())
+    across = ~(crb.support_mask(model) | crb.support_mask(model).T)   # other branches
+    assert np.array_equal(L, np.tril(L)) and np.all(L[across] == 0)     # no fill-in
+    assert np.all(H[across] == 0) and across.any()
+    x = np.random.default_rng(seed).normal(size=model.nv)
+    done, y = count(crb.ltl_solve, model, counted(L), counted(x))
+    assert done == c["ltl_solve"]
+    np.testing.assert_allclose(H @ np.asarray(y, dtype=float), x, atol=1e-10)
+    # and the walk reaches fewer pairs than a dense H would have: the tree's zeros
+    assert np.count_nonzero(H) < model.nv ** 2
 
 
 def test_branching_makes_crba_cheaper():
@@ -211,6 +281,7 @@ def test_singular_H_is_reported_by_joint():
     LinAlgError of Cholesky said nothing), as the ABA's does."""
     model = rbd.planar_chain(3, mass=[1.0, 1.0, 0.0], inertia=[0.1, 0.1, 0.0])
     zero = np.zeros(3)
-    with pytest.raises(ValueError, match=r"H is not positive definite: at v\[2\], a coordinate "
-                                         r"of joint 'joint3' \(body 3\)"):
+    with pytest.raises(rbd.SingularMassMatrix, match=r"H is not positive definite: at v\[2\], a "
+                                                  r"coordinate of joint 'joint3' \(body 3\)"):
         rbd.forward_dynamics_crb(model, zero, zero, zero)
+    assert issubclass(rbd.SingularMassMatrix, rbd.SingularArticulatedInertia)

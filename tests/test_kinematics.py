@@ -161,14 +161,30 @@ def small():
     return rbd.random_tree(6, seed=1)
 
 
-@pytest.mark.parametrize("i", [0, 7, -1, 1.0, "1", None, True, np.True_])
+@pytest.mark.parametrize("i", [0, 7, -1, 1.0, "1", None, True, np.True_, [2], np.array(2)])
 def test_bad_body_index(small, i):
+    """Anything but a body (an integer 1..N, not a bool, or a body's name) is refused by
+    every function that takes one, naming the argument (True once ended in a numpy
+    broadcasting error, a point velocity took it as body 1)."""
     q, qd = rbd.neutral_q(small), np.zeros(small.nv)
-    for call in (lambda: rbd.jacobian(small, q, i, frame="local"),
-                 lambda: rbd.point_jacobian(small, q, i, np.zeros(3), frame="world"),
-                 lambda: rbd.jdot_qdot(small, q, qd, i, frame="local")):
-        with pytest.raises(ValueError, match=r"body index must be an integer in 1..6"):
+    calls = (lambda: rbd.jacobian(small, q, i, frame="local"),
+             lambda: rbd.point_jacobian(small, q, i, np.zeros(3), frame="world"),
+             lambda: rbd.point_velocity(small, q, qd, i, np.zeros(3), frame="world"),
+             lambda: rbd.jdot_qdot(small, q, qd, i, frame="local"))
+    want = (r"i names body '1', which is not a body of the model" if isinstance(i, str)
+            else rf"i: body index must be an integer in 1..6 .*got {type(i).__name__}")
+    for call in calls:
+        with pytest.raises(rbd.RbdlearnError, match=want):
             call()
+
+
+def test_a_body_by_name(small):
+    q = rbd.random_q(small, 0)
+    name = small.body_names[3]
+    np.testing.assert_array_equal(rbd.jacobian(small, q, name, frame="world"),
+                                  rbd.jacobian(small, q, 3, frame="world"))
+    np.testing.assert_array_equal(rbd.jacobian(small, q, np.int64(3), frame="world"),
+                                  rbd.jacobian(small, q, 3, frame="world"))
 
 
 def test_frame_must_be_named(small):

@@ -353,9 +353,10 @@ def test_f_ext_checks(model):
     f[2] = ["x"] * 6
     with pytest.raises(ValueError, match=r"f_ext\[2\] must hold real numbers"):
         rbd.rnea(model, q, qd, qdd, f_ext=f)
-    with pytest.raises(ValueError, match=r"f_ext names body 5, but bodies are 1..4"):
+    with pytest.raises(ValueError, match=r"f_ext: body index must be an integer in 1..4 "
+                                         r"\(or a name of model.body_names\), got int 5"):
         rbd.rnea(model, q, qd, qdd, f_ext={5: np.ones(6)})
-    with pytest.raises(ValueError, match=r"f_ext names body 0"):
+    with pytest.raises(ValueError, match=r"f_ext: body index .* got int 0"):
         rbd.rnea(model, q, qd, qdd, f_ext={0: np.ones(6)})
     with pytest.raises(ValueError, match=r"f_ext\[3\] has shape \(6, 1\)"):
         rbd.rnea(model, q, qd, qdd, f_ext={3: np.ones((6, 1))})
@@ -364,7 +365,7 @@ def test_f_ext_checks(model):
         rbd.rnea(model, q, qd, qdd, f_ext={"elbow": np.ones(6)})
     with pytest.raises(ValueError, match=r"f_ext names body 'world', which is not a body"):
         rbd.rnea(model, q, qd, qdd, f_ext={"world": np.ones(6)})
-    with pytest.raises(ValueError, match=r"f_ext names body 2.0"):
+    with pytest.raises(ValueError, match=r"f_ext: body index .* got float 2.0"):
         rbd.rnea(model, q, qd, qdd, f_ext={2.0: np.ones(6)})
 
 
@@ -584,6 +585,9 @@ def test_neutral_random_and_integrate_q():
     check_state(m, q=q)                                   # valid: unit quaternions
     # a seed works as numpy's default_rng takes it, and gives that generator's draw
     np.testing.assert_array_equal(rbd.random_q(m, 1), q)
+    for seed in (0, np.int64(0)):                          # 0 too (it is falsy)
+        np.testing.assert_array_equal(rbd.random_q(m, seed),
+                                      rbd.random_q(m, np.random.default_rng(0)))
     assert not np.array_equal(rbd.random_q(m, 2), q)
     v = rng.normal(size=m.nv)
     q1 = rbd.integrate_q(m, q, v)
@@ -624,6 +628,8 @@ def test_replace_and_without_gravity_make_new_checked_models():
     m = build()
     still = rbd.without_gravity(m)
     assert not np.any(still.gravity) and m.gravity[5] == -9.81
+    assert rbd.without_gravity(m) is still                 # built once per model
+    assert still.gravity.dtype == float and not still.gravity.flags.writeable
     assert still.parent == m.parent and still.joints[1] is m.joints[1]
     moved = m.replace(names=["base", "a", "b", "c", "d"])
     assert moved.names[1] == "a" and m.names[1] == "float"
