@@ -39,7 +39,7 @@ from .inverse_dynamics import rnea, rnea_flops
 from .spatial import inertia_params, mm, mm_flops
 
 __all__ = ["crba", "forward_dynamics_crb", "ltl", "SingularMassMatrix", "support_mask",
-           "Composite", "composite_3vector", "crba_3vector", "unit_vector_method",
+           "fill_owner", "Composite", "composite_3vector", "crba_3vector", "unit_vector_method",
            "jacobian_method", "operation_counts"]
 
 
@@ -311,3 +311,15 @@ def operation_counts(model):
         jac += 2 * mm(nv, 3, nv) + 2 * nv * nv                           # the two products, H +=
     return {"crba": crba_, "forward_dynamics_crb": fd, "ltl": ltl_, "ltl_solve": solve,
             "unit_vector_method": nv * rnea_flops(model), "jacobian_method": jac}
+
+
+# ----------------------------------------------------------- how H fills (§2)
+
+def fill_owner(model):
+    """owner[k, l]: the body whose composite force fills entry H_kl (the deeper of the two
+    bodies of velocities k and l when one is on the other's path to the root), 0 where the
+    two are on different branches and H_kl is always zero."""
+    body = np.array([i for i in range(1, model.N + 1) for _ in range(model.joints[i].nv)])
+    # M[k, l]: the body of velocity k is on the path of the body of velocity l to the root
+    M = np.array([[k in model.ancestors(l) for l in body] for k in body], dtype=bool)
+    return np.where(M, body[None, :], np.where(M.T, body[:, None], 0))

@@ -12,7 +12,7 @@ from .model import Model, floating_base, planar_chain, random_q, random_tree
 from .spatial import mcI, plux
 
 __all__ = ["box", "planar_biped", "biped_posture", "human_figure_40", "segment_inertia",
-           "with_payload", "small_trees"]
+           "with_payload", "small_trees", "tree_from_parents"]
 
 
 def box(mass=2.0, size=(0.6, 0.4, 0.2)):
@@ -202,3 +202,10 @@ def small_trees():
                  random_tree(2, seed=3, joint_types=("revolute",)),
                  mcI(2.0, [0.1, 0.0, 0.0], np.diag([0.2, 0.3, 0.4])))}
     return {name: (model, random_q(model, rng)) for name, model in trees.items()}
+
+
+def tree_from_parents(parents, seed=0):
+    """A model with parent array ``[-1] + parents`` (revolute joints with random axes,
+    random bodies); ``Model`` raises ValueError unless parent[i] < i for every body."""
+    shape = random_tree(len(parents), seed=seed, joint_types=("revolute",))
+    return Model(parent=[-1] + list(parents), joints=shape.joints, Xtree=shape.Xtree, I=shape.I)

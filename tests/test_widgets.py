@@ -243,16 +243,16 @@ def test_parse_parents_and_tree_from_parents():
     for bad in ("0 a", "", " , "):
         with pytest.raises(rbd.RbdlearnError):
             widgets.parse_parents(bad)
-    model = widgets.tree_from_parents([0, 1, 1, 2])
+    model = rbd.models.tree_from_parents([0, 1, 1, 2])
     assert list(model.parent) == [-1, 0, 1, 1, 2]
     with pytest.raises(ValueError):
-        widgets.tree_from_parents([0, 2])                       # parent[2] = 2 is not < 2
+        rbd.models.tree_from_parents([0, 2])                       # parent[2] = 2 is not < 2
 
 
 @pytest.mark.parametrize("parents", ["0 1 2 1 4 4 3", "0 0 1 2 2"])
 def test_fill_owner_marks_the_zeros_of_H(parents):
-    model = widgets.tree_from_parents(widgets.parse_parents(parents))
-    owner = widgets.fill_owner(model)
+    model = rbd.models.tree_from_parents(widgets.parse_parents(parents))
+    owner = rbd.crb.fill_owner(model)
     rng = np.random.default_rng(5)
     for _ in range(3):
         H = rbd.crba(model, rng.uniform(-np.pi, np.pi, model.nq))

@@ -4,12 +4,14 @@ fill body by body (:func:`crb_fill_explorer`)."""
 import ipywidgets as W
 import numpy as np
 
-from .. import Model, crba, random_tree
+from .. import crba
+from ..crb import fill_owner
+from ..models import tree_from_parents
 from ..errors import RbdlearnError
 from ..viz import draw_fill
 from .core import Picture, control_layout, explorer_box, readout
 
-__all__ = ["crb_fill_explorer", "parse_parents", "tree_from_parents", "fill_owner"]
+__all__ = ["crb_fill_explorer", "parse_parents"]
 
 
 def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
@@ -57,9 +59,7 @@ def crb_fill_explorer(parents="0 1 2 1 4 4 3"):
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 3 numerics: no drawing in them, each tested in tests/test_widgets.py.
-# Their home is an algorithm module (named below): they move there after issue 27.
-# parse_parents, tree_from_parents -> model; fill_owner -> crb
+# The parent array typed into the explorer's text box (tested in tests/test_widgets.py).
 
 
 def parse_parents(text):
@@ -71,20 +71,3 @@ def parse_parents(text):
     if not parents:
         raise RbdlearnError("parent array: give at least one body (e.g. '0 1 1')")
     return parents
-
-
-def tree_from_parents(parents, seed=0):
-    """A model with parent array ``[-1] + parents`` (revolute joints with random axes,
-    random bodies); ``Model`` raises ValueError unless parent[i] < i for every body."""
-    shape = random_tree(len(parents), seed=seed, joint_types=("revolute",))
-    return Model(parent=[-1] + list(parents), joints=shape.joints, Xtree=shape.Xtree, I=shape.I)
-
-
-def fill_owner(model):
-    """owner[k, l]: the body whose composite force fills entry H_kl (the deeper of the two
-    bodies of velocities k and l when one is on the other's path to the root), 0 where the
-    two are on different branches and H_kl is always zero."""
-    body = np.array([i for i in range(1, model.N + 1) for _ in range(model.joints[i].nv)])
-    # M[k, l]: the body of velocity k is on the path of the body of velocity l to the root
-    M = np.array([[k in model.ancestors(l) for l in body] for k in body], dtype=bool)
-    return np.where(M, body[None, :], np.where(M.T, body[:, None], 0))
