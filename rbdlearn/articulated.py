@@ -30,7 +30,7 @@ import numpy as np
 from .errors import RbdlearnError
 from .kinematics import joint_transforms
 from .joints import Fixed
-from .model import Model, batch_shape, check_body, check_forces, check_state, planar_chain
+from .model import Model, batch_shape, body_index, check_forces, check_state, planar_chain
 from .spatial import (cross3, cross_force, cross_motion, inertia_params, mm, mm_flops, mtv,
                       mv, plux, plux_parts, to_linear_angular)
 
@@ -305,8 +305,8 @@ def inter_body_inertia(model, q, i, j, T_Theta=None):
     coordinates), by seed 000 §2.8 — equal to ``J_j H⁻¹ J_iᵀ`` with local Jacobians.
     ``Λ_ii`` is the inverse operational-space inertia of body i. Pass
     ``T_Theta = theta_recursion(model, q)`` to reuse it for several pairs."""
-    check_body(model, i)
-    check_body(model, j)
+    i = body_index(model, i, "i")
+    j = body_index(model, j, "j")
     T, Theta = theta_recursion(model, q) if T_Theta is None else T_Theta
     below_i, below_j, p = _paths_to_common(model.ancestors(i), model.ancestors(j))
     right, left = np.eye(6), np.eye(6)

@@ -14,7 +14,7 @@ from .articulated import _inv_D, _paths_to_common
 from .errors import RbdlearnError
 from .joints import Gear
 from .kinematics import joint_transforms
-from .model import _real_array, check_body, check_forces, check_state, is_body, neutral_q
+from .model import _real_array, body_index, check_forces, check_state, is_body, neutral_q
 from .spatial import cross_force, cross_motion
 
 __all__ = ["gear_matrix", "geared_q", "aba_geared", "GearedTheta", "theta_recursion_geared",
@@ -309,8 +309,8 @@ def inter_body_inertia_geared(model, q, gears, i, j, theta=None):
     gears — equal to ``J_j G (Gᵀ H G)⁻¹ Gᵀ J_iᵀ`` with local Jacobians and
     ``G = gear_matrix(model, gears)``. Pass ``theta = theta_recursion_geared(model, q,
     gears)`` to reuse it for several pairs."""
-    check_body(model, i)
-    check_body(model, j)
+    i = body_index(model, i, "i")
+    j = body_index(model, j, "j")
     th = theta_recursion_geared(model, q, gears) if theta is None else theta
     if not isinstance(th, GearedTheta) or len(th.T) != model.N + 1:
         raise RbdlearnError("theta must be theta_recursion_geared(model, q, gears) of this model")

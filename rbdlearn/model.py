@@ -399,16 +399,9 @@ def body_index(model, i, name="body"):
 
 def is_body(model, i):
     """Whether ``i`` is a body index of ``model``: an integer in 1..N (not a bool).
-    (Kept for the modules that still call it; new code calls :func:`body_index`.)"""
+    The predicate that :func:`body_index`, the check of a body argument, uses."""
     return (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
             and 1 <= i <= model.N)
-
-
-def check_body(model, i, name="body"):
-    """:func:`body_index` for an index only (kept until its callers call body_index)."""
-    if not is_body(model, i):
-        raise RbdlearnError(f"{name}: body index must be an integer in 1..{model.N}, got "
-                            f"{type(i).__name__} {i!r}")
 
 
 def _broadcasts_to(shape, target):

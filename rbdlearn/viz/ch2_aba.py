@@ -9,7 +9,7 @@ import numpy as np
 from .. import body_pose, contact_impulse, forward_kinematics, planar_chain
 from ..articulated import local_C, local_X
 from ..joints import swing_twist
-from ..model import check_body
+from ..model import body_index
 from ..spatial import cross3, inertia_params, rotx
 from .ch1_spatial import ChainDrawing, draw_frame_2d
 
@@ -225,7 +225,7 @@ def socket_plug_frames(model, q, i):
     socket (the joint's predecessor frame, placed by ``Xtree[i]``), ``"j'"`` the plug
     (body i's own frame, moved by the joint) and ``"c"`` the child's centre-of-mass
     frame. A centre-of-mass frame has its body's axes."""
-    check_body(model, i)
+    i = body_index(model, i, "i")
     X0 = forward_kinematics(model, q)
     lam = model.parent[i]
 
