@@ -42,7 +42,7 @@ from .articulated import (_articulated_sweep, _impulse_response, _theta, aba,
                           inter_body_inertia, theta_recursion)
 from .crb import crba
 from .impulses import _Phi
-from .integrate import Trajectory, step_guard, time_grid
+from .integrate import Trajectory, joint_forces, step_guard, time_grid
 from .kinematics import (_point_velocity, _velocities, base_transforms, body_pose,
                          forward_kinematics, point_jacobian)
 from .lcp import (Contact, ContactError, ContactWarning, LCPError, _bias, _check_contacts,
@@ -319,11 +319,11 @@ def simulate(model, q0, qd0, t_end, dt, *, contacts, tau=None, **solver_options)
     q, qd = check_state(model, q=q0, qd=qd0)
     # t, q and q̇ of every step (the solutions kept with them come on top)
     t = time_grid(t_end, dt, 1 + model.nq + model.nv, "contact.simulate")
+    tau_of = joint_forces(model, tau)
     Q, QD, sols, used = [q], [qd], [], []
     for k in range(len(t) - 1):
         h = t[k + 1] - t[k] if t[k + 1] < t[k] + dt * (1 - 1e-9) else dt   # whole or last
-        u = np.zeros(model.nv) if tau is None else (tau(t[k], q, qd) if callable(tau)
-                                                   else tau)
+        u = tau_of(t[k], q, qd)
         active = _contacts_at(contacts, q)
         with step_guard(model, t[k], t[k + 1], qd, invalid=True, step="dt"):
             q, qd, sol = step(model, q, qd, u, h, active, **solver_options)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..crb import crba
 from ..errors import RbdlearnError
-from ..integrate import Trajectory, rk4_step, time_grid
+from ..integrate import Trajectory, joint_forces, rk4_step, time_grid
 from ..kinematics import forward_kinematics
 from ..model import check_state
 from ..inverse_dynamics import rnea
@@ -198,8 +198,7 @@ def simulate(mech, q0, qd0, t_end, dt, *, tau=None, independent=None, split=None
     q = assemble(mech, q, split, tol=tol)
     r = reduction(mech, q, qd, split)
     qd = r.qd
-    tau_const = np.zeros(model.nv) if tau is None else tau
-    tau_of = tau if callable(tau) else (lambda t, q, qd: tau_const)
+    tau_of = joint_forces(model, tau)
 
     def F(t, x):
         # RK4's first stage is the assembled state itself, whose reduction r is at hand
