@@ -319,7 +319,6 @@ def fill_owner(model):
     """owner[k, l]: the body whose composite force fills entry H_kl (the deeper of the two
     bodies of velocities k and l when one is on the other's path to the root), 0 where the
     two are on different branches and H_kl is always zero."""
-    body = np.array([i for i in range(1, model.N + 1) for _ in range(model.joints[i].nv)])
-    # M[k, l]: the body of velocity k is on the path of the body of velocity l to the root
-    M = np.array([[k in model.ancestors(l) for l in body] for k in body], dtype=bool)
+    body = np.asarray(model.velocity_body)
+    M = support_mask(model)           # the joint of velocity k is on velocity l's path
     return np.where(M, body[None, :], np.where(M.T, body[:, None], 0))
