@@ -243,9 +243,8 @@ def draw_torque_bars(ax, parts, labels=None, ylim=None):
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 1 numerics: no drawing in them, each tested in tests/test_viz.py.
-# Their home is an algorithm module (named below): they move there after issue 27.
-# chain_geometry -> kinematics;
+# Chapter 1: where the pictures put things (coordinates from the kinematics, no
+# drawing), each tested in tests/test_viz.py.
 
 
 def chain_geometry(model, q):

@@ -213,9 +213,8 @@ def draw_ball_joint(ax, swing_max=None, length=1.0):
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 2 numerics: no drawing in them, each tested in tests/test_viz.py.
-# Their home is an algorithm module (named below): they move there after issue 27.
-# socket_plug_frames -> kinematics; CONTACT_ARM, CONTACT_TIP -> models
+# Chapter 2: where the pictures put things (coordinates from the kinematics, no
+# drawing), each tested in tests/test_viz.py.
 
 
 def socket_plug_frames(model, q, i):

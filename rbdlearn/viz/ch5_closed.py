@@ -130,9 +130,8 @@ def draw_figure_views(axes, bar_height, bar_y=0.0, half_width=0.6):
 
 
 # -------------------------------------------------------------------------------------
-# Chapter 5 numerics: no drawing in them, each tested in tests/test_viz.py.
-# Their home is an algorithm module (named below): they move there after issue 27.
-# pointer_layout -> the pointer walks (closed_chains); loop_geometry -> closed_chains' loops
+# Chapter 5: where the pictures put things (coordinates from the kinematics, no
+# drawing), each tested in tests/test_viz.py.
 
 
 def pointer_layout(mech):

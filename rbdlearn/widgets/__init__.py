@@ -14,8 +14,8 @@
   and the kernel-free form, :func:`precomputed`.
 
 Their pictures are drawn by :mod:`rbdlearn.viz` (the same chapter's module); the numbers
-an explorer needs that the algorithm modules do not give yet (``with_payload``,
-``felt_masses``, ``fill_owner``, ``four_bar_sweep``, …) end each chapter's module.
+they show come from the algorithm modules (``models.with_payload``,
+``articulated.felt_masses``, ``crb.fill_owner``, ``closed_chains.four_bar_sweep``, …).
 Every public name is available here: ``from rbdlearn import widgets;
 widgets.rnea_explorer()``.
 
