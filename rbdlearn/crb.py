@@ -64,8 +64,25 @@ def support_mask(model):
 def crba(model, q):
     """The joint-space inertia matrix H(q) (nv x nv, symmetric positive definite); for a
     batch of configurations q (..., nq), one per state, (..., nv, nv). Works on sympy
-    expressions too (symbolic q or model parameters)."""
+    expressions too (symbolic q or model parameters).
+
+    A large batch is taken in blocks of states whose arrays (each body's transform and
+    composite inertia, and H) take about 8 MB, so that they stay in a processor's cache:
+    the same lines, run once per block, instead of one pass over arrays of hundreds of MB
+    (10⁴ states of talos_reduced; ``benchmarks/bench_batch.py`` times it)."""
     (q,) = check_state(model, batch=True, q=q)
+    if q.ndim == 1:
+        return _crba(model, q)
+    states = q.reshape(-1, model.nq)
+    block = max(1, 2**23 // (8 * (3 * 36 * (model.N + 1) + model.nv ** 2)))   # ~8 MB
+    H = np.empty((len(states), model.nv, model.nv))
+    for s in range(0, len(states), block):
+        H[s:s + block] = _crba(model, states[s:s + block])
+    return H.reshape(q.shape[:-1] + H.shape[-2:])
+
+
+def _crba(model, q):
+    """:func:`crba` for one q (nq,) or one block of states (K, nq), checked."""
     N, parent, vs, batch = model.N, model.parent, model.v_slices, q.shape[:-1]
     X0 = base_transforms(model, joint_transforms(model, q))            # ⁱX₀
     # (CRB-1) in base coordinates (eq. crb-base): every body's inertia moved to the base
@@ -74,16 +91,15 @@ def crba(model, q):
     for i in range(N, 0, -1):                                          # children first
         if parent[i] > 0:
             IC[parent[i]] += IC[i]                                     # (CRB-1)
-    # ⁰S_j = ⁰X_j S_j and ⁰F_i = ⁰I^C_i ⁰S_i, one row per joint velocity, (..., nv, 6)
-    S0 = base_subspaces(model, q, X0)
-    F0 = mm(IC[model.velocity_body], S0[..., None])[..., 0]   # ⁰I^C ⁰S_k, k in i's joint
-    S0, F0 = (np.ascontiguousarray(np.moveaxis(a, 0, -2)) for a in (S0, F0))  # per state
-    H = np.zeros(batch + (model.nv, model.nv), dtype=np.result_type(S0, F0))
+    # ⁰S_j = ⁰X_j S_j, one row per joint velocity, (..., nv, 6) per state
+    S0 = np.ascontiguousarray(np.moveaxis(base_subspaces(model, q, X0), 0, -2))
+    H = np.zeros(batch + (model.nv, model.nv), dtype=S0.dtype)
     path = [[]] + [None] * N                 # the velocities of the joints on i's path:
     for i in range(1, N + 1):                # its parent's path and its own, to the root
         path[i] = path[parent[i]] + list(range(vs[i].start, vs[i].stop))
         j = np.array(path[i], dtype=int)
-        H[..., vs[i], j] = mm(F0[..., vs[i], :], S0[..., j, :].mT)      # (CRB-2) H_ij
+        F = mm(S0[..., vs[i], :], IC[i])          # ⁰F_iᵀ = (⁰I^C_i ⁰S_i)ᵀ (eq. crb-force)
+        H[..., vs[i], j] = mm(F, S0[..., j, :].mT)                     # (CRB-2) H_ij
     above = ~np.tri(model.nv, dtype=bool)       # j before i: H_ij is below the diagonal;
     np.copyto(H, H.mT, where=above)                                    # H_ji = H_ijᵀ
     return H

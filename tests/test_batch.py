@@ -80,6 +80,18 @@ def test_rnea_aba_crba_batch_equal_a_loop(model, shape):
     np.testing.assert_allclose(np.einsum("...ij,...j->...i", H, qdd) + b, x, atol=1e-8)
 
 
+def test_crba_batch_larger_than_a_block_equals_a_loop():
+    """crba takes a large batch in blocks of states (about 8 MB of arrays each): a
+    batch of 3 x 150 talos states (204 per block) crosses two block boundaries, in the
+    middle of the batch's first axis; every state equals its single call."""
+    model = MODELS["talos"]()
+    q = states(model, (3, 150))[0]
+    H = rbd.crba(model, q)
+    assert H.shape == (3, 150, model.nv, model.nv)
+    np.testing.assert_allclose(H, loop(lambda q: rbd.crba(model, q), q), rtol=1e-12,
+                               atol=1e-10)
+
+
 def test_kinematics_batch_equal_a_loop(model):
     q, qd, qdd = states(model, (K,), seed=1)
     X0 = rbd.forward_kinematics(model, q)
