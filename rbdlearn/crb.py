@@ -99,7 +99,7 @@ def _crba(model, q):
         path[i] = path[parent[i]] + list(range(vs[i].start, vs[i].stop))
         j = np.array(path[i], dtype=int)
         F = mm(S0[..., vs[i], :], IC[i])          # ⁰F_iᵀ = (⁰I^C_i ⁰S_i)ᵀ (eq. crb-force)
-        H[..., vs[i], j] = mm(F, S0[..., j, :].mT)                     # (CRB-2) H_ij
+        H[..., vs[i], j] = mm(F, np.take(S0, j, axis=-2).mT)           # (CRB-2) H_ij
     above = ~np.tri(model.nv, dtype=bool)       # j before i: H_ij is below the diagonal;
     np.copyto(H, H.mT, where=above)                                    # H_ji = H_ijᵀ
     return H

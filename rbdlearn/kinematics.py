@@ -28,7 +28,7 @@ import numpy as np
 
 from .errors import RbdlearnError
 from .model import batch_shape, body_index, check_state
-from .spatial import cross3, cross_motion, inv_X, mm, mtv, mv, plux_parts, skew
+from .spatial import cross3, cross_motion, inv_X, mm, mv, plux_parts, skew
 
 __all__ = ["joint_transforms", "base_transforms", "base_subspaces", "forward_kinematics", "body_pose",
            "body_velocities", "body_accelerations", "jacobian", "point_jacobian", "jdot_qdot",
@@ -103,7 +103,8 @@ def base_subspaces(model, q, X0):
     S = motion_subspaces(model, q)
     cols = np.moveaxis(S, -1, 0) if S.ndim > 2 else S.T.reshape(
         (model.nv,) + (1,) * (np.ndim(q) - 1) + (6,))                  # S's columns
-    return mtv(X0[model.velocity_body], cols[..., _PI])[..., _PI]
+    rows = cols[..., None, _PI] @ X0[model.velocity_body]       # (Π S_k)ᵀ ⁱX₀ = (Π ⁰S_k)ᵀ
+    return rows[..., 0, _PI]
 
 
 def stacked_inertias(model, batch):
