@@ -110,7 +110,7 @@ def base_subspaces(model, q, X0):
 def stacked_inertias(model, batch):
     """The bodies' inertias I_i stacked (N+1, 1.., 6, 6), shaped to pair with every state
     of a batch of shape ``batch`` (I_0 = 0)."""
-    return np.stack([np.zeros((6, 6))] + list(model.I[1:])).reshape(
+    return np.array([np.zeros((6, 6))] + list(model.I[1:])).reshape(
         (model.N + 1,) + (1,) * len(batch) + (6, 6))
 
 
