@@ -161,9 +161,66 @@ def test_notebook_installs_rbdlearn_in_colab(path, monkeypatch):
     assert len(calls) == 1, f"{rel(path)}: expected one pip call in Colab, got {calls}"
     args = calls[0]
     assert args[1:4] == ["-m", "pip", "install"], args
-    assert any(REPO_URL in a for a in args), f"{rel(path)}: does not install {REPO_URL}"
-    for name in ("pin", "example-robot-data"):
+    source = f"rbdlearn @ git+{REPO_URL}@{book_branch()}"
+    assert source in args, (
+        f"{rel(path)}: install {source!r}, the branch the book is built from (_config.yml)")
+    for name in colab_pinned_names():
         assert pinned(name) in args, f"{rel(path)}: install {pinned(name)} as requirements.txt pins it"
+
+
+def book_branch():
+    import yaml
+    return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["branch"]
+
+
+def package_requirements():
+    """rbdlearn's dependencies as pyproject.toml states them (packaging Requirements)."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return [Requirement(r) for r in project["dependencies"]]
+
+
+def colab_pinned_names():
+    """What the Colab cell pins: every dependency of rbdlearn (Colab has other versions
+    of some preinstalled), and the book's reference and robots."""
+    return [r.name for r in package_requirements()] + ["pin", "example-robot-data"]
+
+
+def test_colab_install_resolves_against_the_pins():
+    """The Colab cell's set — rbdlearn's dependencies and Pinocchio's, pinned as in
+    requirements.txt — is consistent: every requirement of rbdlearn (pyproject.toml), and
+    every requirement of every package reached from them (read from the installed
+    packages' metadata, which `make` installs from requirements.txt), is met by the
+    version requirements.txt pins, and every package reached is pinned there."""
+    from importlib.metadata import distribution
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        if "==" in line and not line.lstrip().startswith("#"):
+            name, version = line.split("==")
+            pins[canonicalize_name(name)] = Version(version.strip())
+    todo = package_requirements() + [Requirement(pinned(n)) for n in ("pin", "example-robot-data")]
+    seen, problems = set(), []
+    while todo:
+        req = todo.pop()
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        name = canonicalize_name(req.name)
+        if name not in pins:
+            problems.append(f"{req} is not pinned in requirements.txt")
+            continue
+        if not req.specifier.contains(pins[name], prereleases=True):
+            problems.append(f"{req}: requirements.txt pins {name}=={pins[name]}")
+        if name not in seen:
+            seen.add(name)
+            todo += [Requirement(r) for r in distribution(name).requires or []]
+    assert len(seen) > 10 and not problems, "\n".join(problems)
 
 
 # --------------------------------------------------------------------------------------
