@@ -88,7 +88,7 @@ def slider(description, value, lo, hi, step=0.01):
 def grid_values(lo, hi, step):
     """Values from lo to hi (both included when hi − lo is a multiple of step), rounded
     to the sliders' two decimals: the grid of a precomputed view."""
-    return [round(float(x), 2) for x in np.arange(lo, hi + step / 2, step)]
+    return [round(float(x), 2) + 0.0 for x in np.arange(lo, hi + step / 2, step)]  # no -0.00
 
 
 def num(x, digits=2):
