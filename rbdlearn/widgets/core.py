@@ -105,7 +105,7 @@ _DOTTED = re.compile("(\\w)\u0307")                         # α̇, q̇: letter 
 # A combining dot (U+0307) in a monospace font sits beside its letter in some browsers
 # (issue 28: "α̇" read "α`"); a spacing dot (U+02D9) placed over the letter does not.
 _DOT_OVER = ("<span style='position:relative'>\\1<span style='position:absolute;left:0;"
-             "right:0;top:-0.3em;text-align:center'>\u02d9</span></span>")
+             "right:0;top:-0.12em;text-align:center'>\u02d9</span></span>")
 
 
 def readout(text, error=False):
