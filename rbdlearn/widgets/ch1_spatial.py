@@ -68,7 +68,7 @@ def plucker_explorer(force=(-1.0, 0.0, 0.0, 0.0, 1.0, 0.0)):
             f"power ᴼv·ᴼf = {v_O @ f_O:+.4f} W\n      ᴮv·ᴮf = {v_B @ f_B:+.4f} W")
 
     return explorer_box(pic, c, html, update,
-                views={"B_θ": grid_values(-3.0, 3.0, 0.5), "B_y": [0.0, 1.0, 2.0]})
+                views={"B_θ": grid_values(-3.0, 3.0, 0.5), "B_y": grid_values(0.0, 2.0, 0.5)})
 
 
 def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale=0.02):

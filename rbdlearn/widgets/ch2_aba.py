@@ -155,7 +155,7 @@ def ball_joint_explorer(swing_max=math.radians(40)):
     return explorer_box(pic, c, html, update,
                 # swing 1.57 ≈ π/2: the gimbal lock the page's prose asks for
                 views={"swing": sorted(grid_values(0.0, 3.0, 0.25) + [1.57]),
-                       "φ": [-1.57, 0.0, 1.57]})
+                       "φ": [-3.14, -1.57, 0.0, 1.57, 3.14]})      # "sweep φ": a full turn
 
 
 def aba_step_explorer():
