@@ -76,7 +76,10 @@ def explorer_layout():
 
 
 def column_layout():
-    return W.Layout(flex="1 1 260px", min_width="0", max_width="100%")
+    # basis = a control's full width (control_layout): beside the picture only when the
+    # controls get all of it, below it otherwise (issue 28: a column of 260 px beside a
+    # picture left slider tracks of 102–118 px at 1280 px)
+    return W.Layout(flex="1 1 340px", min_width="0", max_width="100%")
 
 
 def slider(description, value, lo, hi, step=0.01):
