@@ -5,8 +5,10 @@ against an independent computation."""
 
 import hashlib
 import math
+import re
 
 import ipywidgets as W
+import nbformat
 import numpy as np
 import pytest
 
@@ -26,7 +28,7 @@ def keep_views(box, kept):
     (precomputed draws every combination; the book's full grids are drawn when its
     notebooks run, which _ext/nbexec.py does with RBDLEARN_STATIC_WIDGETS=1). Returns
     the full grid."""
-    full = {n: list(v) for n, v in box.views.items()}
+    full = {n: v if isinstance(v, dict) else list(v) for n, v in box.views.items()}
     box.views = {n: [v[k] for k in kept[n]] if n in kept else v for n, v in full.items()}
     return full
 
@@ -40,24 +42,28 @@ def aba_steps():
 
 def test_one_frame_per_combination_of_the_views(aba_steps):
     box, static = aba_steps
-    trees, steps = box.views["tree"], box.views["step"]
+    trees = box.views["tree"]
+    n_steps = [len(box.views["step"][t]) for t in trees]     # each tree its own steps
     pictures, readouts = leaves(static.pictures), leaves(static.readouts)
-    assert len(pictures) == len(readouts) == len(trees) * len(steps)
-    assert len(static.links) == 2 * (1 + len(trees))     # a link per Stack, two trees of them
+    assert len(pictures) == len(readouts) == sum(n_steps)
+    # a link per Stack (two trees of them), and the tree picks the step selector shown
+    assert len(static.links) == 2 * (1 + len(trees)) + 1
     # each frame is the live widget's picture at that combination
     box.controls["tree"].value, box.controls["step"].value = trees[1], 3
-    frame = pictures[1 * len(steps) + 3].value
+    frame = pictures[n_steps[0] + 3].value
     assert frame == widgets.core.small_png(box.children[0].value)
-    assert readouts[1 * len(steps) + 3].value == box.html.value
-    # the steps of one tree differ until the last; a short tree repeats its last step
-    first = [hashlib.md5(p.value).hexdigest() for p in pictures[:len(steps)]]
-    n = len(box.views["step"]) - 1
-    model_n = 3                                          # the 3-link chain: 3 steps
-    assert len(set(first[:model_n + 1])) == model_n + 1 and set(first[model_n:]) == {first[n]}
+    assert readouts[n_steps[0] + 3].value == box.html.value
+    # the step selector of each tree ends at its last step, N, and every step differs
+    selectors = static.controls["step"].children
+    for k, tree in enumerate(trees):
+        model, _ = rbd.models.small_trees()[tree]
+        assert selectors[k].options[-1][1] == model.N == n_steps[k] - 1
+    first = {hashlib.md5(p.value).hexdigest() for p in pictures[:n_steps[0]]}
+    assert len(first) == n_steps[0]
 
 
 @pytest.mark.parametrize("make, picks", [
-    (lambda: widgets.rnea_explorer(2), [(0, 0), (4, 2), (10, 3)]),
+    (lambda: widgets.rnea_explorer(2), [(0, 0, 1), (4, 2, 0), (8, 3, 2)]),
     (widgets.four_bar_explorer, [(0,), (9,), (25,)]),             # blits its picture
     (widgets.floor_arm_explorer, [(0, 2), (6, 0), (12, 1)]),      # keeps its runs
 ], ids=["rnea", "four_bar", "floor_arm"])
@@ -115,6 +121,136 @@ def test_display_shows_the_kernel_free_form_only_when_asked(monkeypatch):
     monkeypatch.setenv("RBDLEARN_STATIC_WIDGETS", "1")
     shown = box._repr_mimebundle_()[view]["model_id"]
     assert shown == box.static.model_id != box.model_id
+
+
+# --- honest kernel-free forms (issue 28): every control a page shows responds there, and
+# the page names the others as live-only; its prose asks only for what the page can do --
+
+
+def _tiny_runs():
+    """Two runs of two times for contact_run_explorer (a drop-down and a time slider)."""
+    run = {"t": np.array([0.0, 0.1]), "lines": [[np.zeros((2, 2))]] * 2,
+           "forces": [np.zeros((1, 4))] * 2, "text": ["at 0", "at 0.1"]}
+    return {"a": run, "b": run}
+
+
+EXPLORERS = {
+    "plucker": widgets.plucker_explorer,
+    "constrained_motion": widgets.constrained_motion_explorer,
+    "rnea": lambda: widgets.rnea_explorer(2),
+    "propagation": widgets.propagation_explorer,
+    "articulated_inertia": widgets.articulated_inertia_explorer,
+    "aba_step": widgets.aba_step_explorer,
+    "ball_joint": widgets.ball_joint_explorer,
+    "contact": widgets.contact_explorer,
+    "contact_run": lambda: widgets.contact_run_explorer(_tiny_runs(), (-1, 1), (-1, 1)),
+    "crb_fill": widgets.crb_fill_explorer,
+    "floor_arm": widgets.floor_arm_explorer,
+    "four_bar": widgets.four_bar_explorer,
+}
+
+
+def live_only(box):
+    return [n for n in box.controls if n not in box.views]
+
+
+@pytest.mark.parametrize("name", list(EXPLORERS))
+def test_every_static_control_responds_and_the_others_are_named(name):
+    """The kernel-free form shows one selector per precomputed control, each switching a
+    Stack of frames (a jslink target: a selector no link reads would do nothing), and a
+    note naming every control of the live widget that it does not precompute."""
+    box = EXPLORERS[name]()
+    first = list(box.views)[0]
+    keep_views(box, {first: [0]})           # one value of the first control: fewer frames
+    static = widgets.precomputed(box)
+    assert list(static.controls) == list(box.views)
+    targets = {id(link.target[0]) for link in static.links}
+    for n, control in static.controls.items():
+        selectors = control.children if isinstance(control, W.Stack) else [control]
+        assert all(id(sel) in targets for sel in selectors), n
+        assert all(len(sel.options) >= 2 for sel in selectors if n != first), n
+    shown = [c for c in static.children[1].children if isinstance(c, W.HTML)]
+    if not live_only(box):
+        assert static.note is None
+        return
+    assert static.note in shown
+    for n in live_only(box):
+        assert widgets.core._label(box.controls[n]) in static.note.value, n
+    assert "live kernel" in static.note.value
+
+
+def test_the_note_is_there_exactly_when_a_control_is_not_precomputed():
+    box = widgets.articulated_inertia_explorer()
+    box.views = {"q2": [0.0, 0.4], "m2": [1.0, 3.0]}
+    assert widgets.precomputed(box).note is None
+    box.views = {"q2": [0.0, 0.4]}                      # m2 left to the live widget
+    note = widgets.precomputed(box).note
+    assert "m2" in note.value and "precomputes q2" in note.value
+
+
+# The widget pages: the explorer, and where the prose (the markdown cell before the
+# explorer's cell) names each control the page does not precompute, as written in TeX.
+BOOK = rbd.__file__.rsplit("/rbdlearn/", 1)[0] + "/book/"
+PAGES = {
+    "ch1_spatial/01_spatial_vectors": ("plucker", {
+        "ω": r"\\omega\b", "v_Oy": r"v_O\b", "v_Oz": r"v_O\b", "B_z": r"B's \$z|\$B\$ around"}),
+    "ch1_spatial/02_dynamics_of_a_body": ("constrained_motion", {
+        "P_y": r"move (it|the hinge)", "P_z": r"move (it|the hinge)", "φ": r"direction",
+        "A_y": r"point", "A_z": r"point", "F": r"size|\|F\|"}),
+    "ch1_spatial/03_rnea": ("rnea", {
+        "qd2": r"\\dot q_2|joints (a )?velocit", "qdd1": r"\\ddot q", "qdd2": r"\\ddot q",
+        "payload": r"load"}),
+    "ch2_aba/01_propagation": ("propagation", {
+        "θ_a": r"\\theta_a", "r_y": r"move \$b\$", "r_z": r"move \$b\$",
+        "v_z": r"v_\{ab\}\\,z", "ω_ab": r"\\omega_\{ab\}"}),
+    "ch2_aba/02_aba_theorem": ("articulated_inertia", {}),
+    "ch2_aba/03_algorithm": ("aba_step", {}),
+    "ch2_aba/04_joints": ("ball_joint", {"twist": r"the twist\b|twist to",
+                                          "limit": r"swing\s+max"}),
+    "ch2_aba/05_gears_and_contact": ("contact", {
+        k: r"\bq_[123]|\\dot q_|configuration|[Ff]olding|joint velocities"
+        for k in ("q1", "q2", "q3", "qd1", "qd2", "qd3")}),
+    "ch3_crb/02_methods_and_cost": ("crb_fill", {"parents": r"[Tt]ype|parent array"}),
+    "ch4_constrained/04_beyond_the_paper": ("floor_arm", {
+        "tau1": r"\\tau_1|\\tau = \[", "tau2": r"\\tau_2|\\tau = \[", "y0": r"y_0"}),
+    "ch5_closed/01_virtual_cuts": ("four_bar", {}),
+}
+# a sentence that asks the reader to do something
+ASK = re.compile(r"\b(Try|try|Choose|choose|Move|move|Set|set|Turn|turn|Give|give|Pick|"
+                 r"pick|Sweep|sweep|raise|lower|scrub|Type|type|Watch|watch)\b")
+
+
+def widget_prose(page):
+    """The sentences of the markdown cell before the page's (first) explorer cell."""
+    cells = nbformat.read(BOOK + page + ".ipynb", as_version=4).cells
+    k = next(i for i, c in enumerate(cells) if c.cell_type == "code" and "_explorer(" in c.source)
+    text = next(c.source for c in cells[k - 1::-1] if c.cell_type == "markdown")
+    return [" ".join(sentence.split()) for paragraph in re.split(r"\n\s*\n", text)
+            for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z$(])", paragraph)]
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_the_prose_asks_only_for_what_the_page_shows(page):
+    """Each sentence that asks the reader to act and names a control the page does not
+    precompute says that it needs a live kernel (ch4 §4 asked for τ1 = 12 on a page with
+    only t and K). The table's controls are the explorer's live-only ones, so a control
+    that stops being precomputed must get its pattern here."""
+    name, patterns = PAGES[page]
+    assert set(patterns) == set(live_only(EXPLORERS[name]()))
+    sentences = widget_prose(page)
+    # ch1 §1 said its widget "needs a running kernel" and shows "its initial state"
+    assert not any(re.search(r"initial state|needs a (running )?kernel", s) for s in sentences)
+    for sentence in sentences:
+        if not ASK.search(sentence) or "live kernel" in sentence:
+            continue
+        named = [n for n, pat in patterns.items() if re.search(pat, sentence)]
+        assert not named, f"{page}: asks for {named} (live-only): {sentence!r}"
+
+
+def test_the_prose_check_catches_the_old_sentence():
+    patterns = PAGES["ch4_constrained/04_beyond_the_paper"][1]
+    old = "Try: $\\tau_1 = 12$ lifts the arm and turns $f_n$ negative."
+    assert ASK.search(old) and any(re.search(p, old) for p in patterns.values())
 
 
 # --- the explorers' numeric helpers, each against an independent computation -------------------

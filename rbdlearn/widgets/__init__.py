@@ -29,7 +29,10 @@ drive the widget from code, as the book's tests do.
 Each explorer also has a kernel-free form, for the book's HTML pages where no kernel
 runs: its picture and read-out precomputed at a grid of values of its main controls
 (``box.views``), in one ``Stack`` per control that the control switches client-side
-(``jslink``, which works in the widget state stored with the page). Displaying an
+(``jslink``, which works in the widget state stored with the page); a control whose
+range depends on the first control (the steps of the tree picked) has one selector per
+value of the first. The controls it does not precompute are named in a note under the
+read-out, as responding in a live kernel (issue 28). Displaying an
 explorer shows that form when the environment variable ``RBDLEARN_STATIC_WIDGETS`` is
 ``1``: the book's notebook runner sets it (``_ext/nbexec.py``); anywhere else the live
 widget is shown. :func:`precomputed` builds the form directly. The book also shows a

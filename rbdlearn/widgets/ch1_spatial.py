@@ -68,7 +68,7 @@ def plucker_explorer(force=(-1.0, 0.0, 0.0, 0.0, 1.0, 0.0)):
             f"power ᴼv·ᴼf = {v_O @ f_O:+.4f} W\n      ᴮv·ᴮf = {v_B @ f_B:+.4f} W")
 
     return explorer_box(pic, c, html, update,
-                views={"B_θ": grid_values(-3.0, 3.0, 0.5), "B_y": [0.0, 1.0, 2.0]})
+                views={"B_θ": grid_values(-3.0, 3.0, 0.5), "B_y": grid_values(0.0, 2.0, 0.5)})
 
 
 def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale=0.02):
@@ -125,7 +125,8 @@ def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale
         html.value = readout("\n".join(f"{k:9s}{vec(v)} N m" for k, v in parts.items()))
 
     return explorer_box(pic, c, html, update,
-                views={"q1": grid_values(-3.0, 3.0, 0.6), "q2": [-2.0, -0.8, 0.4, 1.6]})
+                views={"q1": grid_values(-3.0, 3.0, 0.75), "q2": [-2.0, -0.8, 0.4, 1.6],
+                       "qd1": [-2.0, 0.0, 2.0]})     # the prose: "give joint 1 velocity"
 
 
 def constrained_motion_explorer():

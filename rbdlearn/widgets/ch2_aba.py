@@ -34,7 +34,7 @@ def propagation_explorer():
     pic.fig.tight_layout()
     c = {"θ_a": slider("θ_a", 0.0, -3.14, 3.14), "ω_a": slider("ω_a", 1.0, -2, 2),
          "r_y": slider("r_ab y", 1.2, -2, 2), "r_z": slider("r_ab z", 0.0, -2, 2),
-         "v_y": slider("v_ab y", 0.0, -2, 2), "v_z": slider("v_ab z", 1.0, -2, 2),
+         "v_y": slider("v_ab y", 0.0, -2, 2), "v_z": slider("v_ab z", 0.0, -2, 2),
          "ω_ab": slider("ω_ab", 0.0, -2, 2)}
     html = W.HTML()
 
@@ -46,8 +46,10 @@ def propagation_explorer():
                       f"V_b  = {vec(out['V_b'])}\nC_ab = {vec(out['C_ab'])}\n"
                       f"A_b  = {vec(out['A_b'])}\n(A_a = 0, A_ab = 0)")
 
+    # the page's views are those its prose asks for: ω_a, and v_ab along r_ab or zero
     return explorer_box(pic, c, html, update,
-                views={"ω_ab": grid_values(-2.0, 2.0, 0.5), "v_y": [-1.0, 0.0, 1.0]})
+                views={"ω_a": grid_values(-2.0, 2.0, 0.5),
+                       "v_y": grid_values(-1.0, 1.0, 0.5)})
 
 
 def articulated_inertia_explorer():
@@ -76,7 +78,7 @@ def articulated_inertia_explorer():
             f"{k:12s}{a:6.3f} {b:6.3f}" for k, (a, b) in felt.items()))
 
     return explorer_box(pic, c, html, update,
-                views={"q2": grid_values(-2.8, 2.8, 0.4), "m2": [0.3, 1.0, 3.0]})
+                views={"q2": grid_values(-2.8, 2.8, 0.4), "m2": [0.1, 0.3, 1.0, 2.0, 3.0]})
 
 
 def contact_explorer():
@@ -151,7 +153,9 @@ def ball_joint_explorer(swing_max=math.radians(40)):
             f"({'outside' if g[0] > 0 else 'inside'} the cone)")
 
     return explorer_box(pic, c, html, update,
-                views={"swing": grid_values(0.0, 3.0, 0.25), "φ": [-1.57, 0.0, 1.57]})
+                # swing 1.57 ≈ π/2: the gimbal lock the page's prose asks for
+                views={"swing": sorted(grid_values(0.0, 3.0, 0.25) + [1.57]),
+                       "φ": [-3.14, -1.57, 0.0, 1.57, 3.14]})      # "sweep φ": a full turn
 
 
 def aba_step_explorer():
@@ -203,9 +207,10 @@ def aba_step_explorer():
         title.set_text(f"{name}: after {s} of {model.N} steps")
         pic.refresh()
 
+    # each tree its own steps, 0 … N: the page's step slider ends at the tree's last step
     return explorer_box(pic, c, html, update,
                 views={"tree": list(trees),
-                       "step": list(range(max(m.N for m, _ in trees.values()) + 1))})
+                       "step": {name: list(range(m.N + 1)) for name, (m, _) in trees.items()}})
 
 
 def contact_run_explorer(runs, xlim, ylim, surface="below", force_scale=0.1,

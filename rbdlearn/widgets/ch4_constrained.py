@@ -69,4 +69,4 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
                       f"⁰f_2 (y, z) = {vec(f[1, 1:], 3)} N")
 
     return explorer_box(pic, c, html, update,
-                views={"t": grid_values(0.0, t_end, 0.1), "K": [0.0, 0.01, 0.1]})
+                views={"t": grid_values(0.0, t_end, 0.1), "K": [0.0, 0.01, 0.05, 0.1, 0.3]})

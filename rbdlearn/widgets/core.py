@@ -3,7 +3,6 @@ picture, controls and read-out (:func:`explorer_box`, :class:`Explorer`), slider
 read-out text, and the kernel-free form (:func:`precomputed`)."""
 
 import io
-import itertools
 import os
 import re
 from html import escape
@@ -17,7 +16,7 @@ from matplotlib.figure import Figure
 
 __all__ = ["Picture", "Explorer", "explorer_box", "precomputed", "small_png", "slider",
            "grid_values", "num", "vec", "readout", "control_layout", "picture_layout",
-           "explorer_layout", "column_layout"]
+           "explorer_layout", "column_layout", "live_only_note"]
 
 
 class Picture:
@@ -77,7 +76,10 @@ def explorer_layout():
 
 
 def column_layout():
-    return W.Layout(flex="1 1 260px", min_width="0", max_width="100%")
+    # basis = a control's full width (control_layout): beside the picture only when the
+    # controls get all of it, below it otherwise (issue 28: a column of 260 px beside a
+    # picture left slider tracks of 102–118 px at 1280 px)
+    return W.Layout(flex="1 1 340px", min_width="0", max_width="100%")
 
 
 def slider(description, value, lo, hi, step=0.01):
@@ -89,7 +91,7 @@ def slider(description, value, lo, hi, step=0.01):
 def grid_values(lo, hi, step):
     """Values from lo to hi (both included when hi − lo is a multiple of step), rounded
     to the sliders' two decimals: the grid of a precomputed view."""
-    return [round(float(x), 2) for x in np.arange(lo, hi + step / 2, step)]
+    return [round(float(x), 2) + 0.0 for x in np.arange(lo, hi + step / 2, step)]  # no -0.00
 
 
 def num(x, digits=2):
@@ -101,14 +103,23 @@ def vec(a, digits=2):
     return "[" + ", ".join(num(x, digits) for x in a) + "]"
 
 _SUBSCRIPT = re.compile(r"(?<=[^\W\d_])_([A-Za-z0-9]+)")     # X_ab after a letter
+_VECTOR = re.compile(r"\[[^\]\n<>]*\]")                    # [+1.00, −0.50, …]
+_DOTTED = re.compile("(\\w)\u0307")                         # α̇, q̇: letter + combining dot
+# A combining dot (U+0307) in a monospace font sits beside its letter in some browsers
+# (issue 28: "α̇" read "α`"); a spacing dot (U+02D9) placed over the letter does not.
+_DOT_OVER = ("<span style='position:relative'>\\1<span style='position:absolute;left:0;"
+             "right:0;top:-0.12em;text-align:center'>\u02d9</span></span>")
 
 
 def readout(text, error=False):
-    """An explorer's read-out: monospace lines that wrap in the column, a subscript written
-    ``X_ab`` shown as X<sub>ab</sub>; an error (``error=True``) in red, as it is."""
-    text = escape(str(text), quote=False)
+    """An explorer's read-out: monospace lines that wrap in the column but not inside a
+    vector ``[…]`` (a vector is read as a whole), a subscript written ``X_ab`` shown as
+    X<sub>ab</sub>, a dotted letter with its dot drawn over it; an error
+    (``error=True``) in red, as it is."""
+    text = _DOTTED.sub(_DOT_OVER, escape(str(text), quote=False))
     if not error:
         text = _SUBSCRIPT.sub(r"<sub>\1</sub>", text)
+        text = _VECTOR.sub(lambda m: f"<span style='white-space:nowrap'>{m[0]}</span>", text)
     color = "color:#b00;" if error else ""
     return (f"<pre style='white-space:pre-wrap;{color}font-size:12px;line-height:1.35'>"
             f"{text}</pre>")
@@ -176,26 +187,67 @@ def _nearest(values, value):
     return int(np.argmin([abs(x - value) for x in values]))
 
 
+def _label(control):
+    """A control's label without its unit ("t [s]" → "t", "load kg" → "load")."""
+    return re.sub(r"\s*(\[[^\]]*\]|kg|N m|N)$", "", control.description)
+
+
+def live_only_note(box):
+    """The note a kernel-free form shows under its controls when the live explorer has
+    controls that are not precomputed (issue 28: a reader of the HTML page is told which
+    controls respond only in a live kernel, and why), or None. Worded for the static page,
+    the only place the kernel-free form is shown."""
+    rest = [n for n in box.controls if n not in box.views]
+    if not rest:
+        return None
+    *head, last = [_label(box.controls[n]) for n in box.views]
+    shown = f"{', '.join(head)} and {last}" if head else last
+    text = (f"{', '.join(_label(box.controls[n]) for n in rest)}: "
+            f"{'responds' if len(rest) == 1 else 'respond'} in a live kernel (JupyterLab, "
+            f"Binder, Colab); this page precomputes {shown}.")
+    return W.HTML(f"<p style='font-size:12px;line-height:1.35;color:#555;margin:4px 0'>"
+                  f"<i>{escape(text, quote=False)}</i></p>")
+
+
+def _values(views, names, d, prefix):
+    """The grid of control ``names[d]`` where the controls before it are at ``prefix``
+    (indices): ``views[name]`` is a list, or a dict {value of the first control: list} for
+    a control whose range depends on it (the steps of the tree picked)."""
+    v = views[names[d]]
+    return list(v[views[names[0]][prefix[0]]] if isinstance(v, dict) else v)
+
+
 def precomputed(box):
     """The kernel-free form of an explorer ``box``: for every combination of the values
-    in ``box.views`` ({control name: values}), the picture and read-out the live widget
-    shows there, in nested ``Stack`` widgets; one selector per control (a selection
-    slider or drop-down) picks the child of every Stack at its level through ``jslink``
-    (ipywidgets' client-side link, so it works in a page without a kernel). Setting a
-    frame's controls runs the live callback once per control that changes, but the
-    picture is drawn once (``Picture.held``). The live controls are put back
-    afterwards. Returns a box like the explorer's, with
-    ``.controls`` (the selectors) and ``.pictures`` / ``.readouts`` (the Stacks)."""
-    names, live = list(box.views), box.controls
-    values = [list(box.views[n]) for n in names]
+    in ``box.views`` ({control name: values}, see :func:`_values`), the picture and
+    read-out the live widget shows there, in nested ``Stack`` widgets; one selector per
+    control (a selection slider or drop-down) picks the child of every Stack at its level
+    through ``jslink`` (ipywidgets' client-side link, so it works in a page without a
+    kernel). A control whose values depend on the first control's has one selector per
+    value of the first, in a Stack that the first control switches. Setting a frame's
+    controls runs the live callback once per control that changes, but the picture is
+    drawn once (``Picture.held``). The live controls are put back afterwards. Controls
+    not in ``box.views`` are named in a note (:func:`live_only_note`). Returns a box like
+    the explorer's, with ``.controls`` (the selectors: a control with dependent values
+    gets the Stack of its selectors), ``.pictures`` / ``.readouts`` (the Stacks) and
+    ``.note`` (None when every control is precomputed)."""
+    names, live, views = list(box.views), box.controls, box.views
     saved = {n: c.value for n, c in live.items()}
     frames = {}
     picture = box.picture
+
+    def combos(prefix=()):
+        if len(prefix) == len(names):
+            yield prefix
+            return
+        for k in range(len(_values(views, names, len(prefix), prefix))):
+            yield from combos(prefix + (k,))
+
     picture.held = True               # each control runs the callback; one drawing a frame
     try:
-        for combo in itertools.product(*(range(len(v)) for v in values)):
-            for n, v, k in zip(names, values, combo):
-                live[n].value = v[k]
+        for combo in combos():
+            for d, k in enumerate(combo):
+                live[names[d]].value = _values(views, names, d, combo)[k]
             picture.flush(encode=False)           # quantized from the pixels: no PNG between
             shown = picture.pixels() if picture.unshown else picture.image.value
             frames[combo] = (small_png(shown), box.html.value)
@@ -204,9 +256,21 @@ def precomputed(box):
     finally:
         picture.held = False
         picture.flush()
-    start = [_nearest(v, saved[n]) for n, v in zip(names, values)]
-    selectors = [_selector(live[n], v, k) for n, v, k in zip(names, values, start)]
-    links = []
+    first = list(views[names[0]])
+    k0 = _nearest(first, saved[names[0]])
+    # selectors[d]: one selector, or {index of the first control's value: selector}
+    selectors, controls, links = [], {}, []
+    for d, n in enumerate(names):
+        if isinstance(views[n], dict):
+            own = {k: _values(views, names, d, (k,)) for k in range(len(first))}
+            selectors.append({k: _selector(live[n], v, _nearest(v, saved[n]))
+                              for k, v in own.items()})
+            controls[n] = W.Stack(list(selectors[d].values()), selected_index=k0)
+            links.append(W.jslink((controls[n], "selected_index"), (selectors[0], "index")))
+        else:
+            v = list(views[n])
+            selectors.append(_selector(live[n], v, _nearest(v, saved[n])))
+            controls[n] = selectors[d]
     # one layout (and style) shared by all frames: each widget object is a model stored
     # with the page, about 1 kB even when empty
     pic_layout, stack_layout = picture_layout(), W.Layout(max_width="100%", margin="0")
@@ -216,17 +280,20 @@ def precomputed(box):
         d = len(prefix)
         if d == len(names):
             return leaf(*frames[prefix])
-        s = W.Stack([stack(prefix + (k,), leaf) for k in range(len(values[d]))],
-                    selected_index=start[d], layout=stack_layout)
+        selector = selectors[d][prefix[0]] if isinstance(selectors[d], dict) else selectors[d]
+        s = W.Stack([stack(prefix + (k,), leaf)
+                     for k in range(len(_values(views, names, d, prefix)))],
+                    selected_index=selector.index, layout=stack_layout)
         # from the Stack to the selector: the other way round, the HTML manager fails
         # to draw a Stack of images when the page opens ("could not create a view")
-        links.append(W.jslink((s, "selected_index"), (selectors[d], "index")))
+        links.append(W.jslink((s, "selected_index"), (selector, "index")))
         return s
 
     pictures = stack((), lambda png, _: W.Image(value=png, format="png", layout=pic_layout))
     readouts = stack((), lambda _, text: W.HTML(text, layout=text_layout, style=text_style))
-    out = W.Box([pictures, W.VBox(selectors + [readouts], layout=column_layout())],
-                layout=explorer_layout())
-    out.controls, out.pictures, out.readouts = dict(zip(names, selectors)), pictures, readouts
+    note = live_only_note(box)
+    column = list(controls.values()) + [readouts] + ([note] if note else [])
+    out = W.Box([pictures, W.VBox(column, layout=column_layout())], layout=explorer_layout())
+    out.controls, out.pictures, out.readouts, out.note = controls, pictures, readouts, note
     out.links = links                            # kept: a dropped link closes itself
     return out
