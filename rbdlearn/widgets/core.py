@@ -14,7 +14,9 @@ import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["Picture", "Explorer", "explorer_box", "precomputed", "small_png", "slider",
+from ..viz.core import small_png       # the views are stored as the animations' frames are
+
+__all__ = ["Picture", "Explorer", "explorer_box", "precomputed", "slider",
            "grid_values", "num", "vec", "readout", "control_layout", "picture_layout",
            "explorer_layout", "column_layout", "live_only_note"]
 
@@ -149,16 +151,6 @@ def explorer_box(picture, controls, html, update, views):
     box.figure, box.controls, box.html, box.views = picture.fig, controls, html, views
     box.picture = picture
     return box
-
-
-def small_png(picture, colors=64):
-    """A picture (PNG bytes, or an RGBA array) as a PNG with a palette of ``colors``
-    (plots use few; the file gets 3–4x smaller than the full-colour PNG)."""
-    image = (PIL.Image.fromarray(picture) if isinstance(picture, np.ndarray)
-             else PIL.Image.open(io.BytesIO(picture))).convert("RGB")
-    out = io.BytesIO()
-    image.quantize(colors=colors, method=PIL.Image.Quantize.FASTOCTREE).save(out, format="png")
-    return out.getvalue()
 
 
 def _selector(control, values, index):
