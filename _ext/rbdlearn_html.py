@@ -8,8 +8,10 @@ Each one removes an error that tests/test_browser.py sees in Chromium.
 2. ipywidgets 8's HTML manager (``embed-amd.js``, see nb_ipywidgets_js in _config.yml)
    fetches its icon fonts from the folder of the require.js module it runs as,
    ``@jupyter-widgets/html-manager/dist`` — relative to the page unless require.js is
-   told where that is — and typesets widget labels with MathJax 2's ``MathJax.Hub.Queue``,
-   which MathJax 3 and 4 do not have. A small script on every page maps that module to
+   told where that is; the widgets' own bundle, a module ``@jupyter-widgets/…``, does the
+   same with the same fonts, which the page needs once the theme's Font Awesome script is
+   gone (fix 5) — and typesets widget labels with MathJax 2's ``MathJax.Hub.Queue``,
+   which MathJax 3 and 4 do not have. A small script on every page maps both modules to
    embed-amd.js's own folder (where `make` copies the fonts) and gives MathJax that one
    call, as a typeset chained on ``MathJax.startup.promise``.
 3. Matplotlib's ``to_jshtml`` animations link Font Awesome 4 from a CDN for the icons of
@@ -19,6 +21,9 @@ Each one removes an error that tests/test_browser.py sees in Chromium.
    every page marks such a table (in a window under 700 px, once MathJax has typeset its
    titles) "rbd-stacked" and puts a copy of its column's title before each value; the
    book's stylesheet (_ext/css/rbdlearn.css) then shows one card per row.
+5. Not an error but weight: pydata-sphinx-theme's scripts/fontawesome.js (1.5 MB) turns
+   every icon into an inline SVG, while the theme's stylesheet already draws them from
+   Font Awesome's web fonts; _ext/static/scripts/fontawesome.js replaces it with a stub.
 """
 
 import posixpath
@@ -31,7 +36,8 @@ WIDGETS_WITH_MATHJAX = """\
 (function () {
   var root = document.documentElement.getAttribute("data-content_root") || "";
   /* a global `require` object before require.js loads is its configuration */
-  window.require = {paths: {"@jupyter-widgets/html-manager/dist": root + "_static/%s"}};
+  window.require = {paths: {"@jupyter-widgets/html-manager/dist": root + "_static/%s",
+                            "@jupyter-widgets": root + "_static/%s"}};
   window.__jupyter_widgets_assets_path__ = new URL(root + "_static/%s/", document.baseURI).href;
 })();
 document.addEventListener("DOMContentLoaded", function () {
@@ -117,7 +123,7 @@ def add_widget_fixes(app, config):
                if path.endswith("embed-amd.js") and "://" not in path]
     if folders:
         # priority 400: before the widget manager's scripts (myst-nb adds them at 500)
-        app.add_js_file(None, body=WIDGETS_WITH_MATHJAX % (folders[0], folders[0]),
+        app.add_js_file(None, body=WIDGETS_WITH_MATHJAX % ((folders[0],) * 3),
                         priority=400)
 
 

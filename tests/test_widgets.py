@@ -63,7 +63,7 @@ def test_one_frame_per_combination_of_the_views(aba_steps):
 
 
 @pytest.mark.parametrize("make, picks", [
-    (lambda: widgets.rnea_explorer(2), [(0, 0, 1), (4, 2, 0), (8, 3, 2)]),
+    (lambda: widgets.rnea_explorer(2), [(0, 0, 1), (4, 2, 0), (8, 3, 1)]),
     (widgets.four_bar_explorer, [(0,), (9,), (25,)]),             # blits its picture
     (widgets.floor_arm_explorer, [(0, 2), (6, 0), (12, 1)]),      # keeps its runs
 ], ids=["rnea", "four_bar", "floor_arm"])

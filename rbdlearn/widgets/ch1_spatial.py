@@ -126,7 +126,8 @@ def rnea_explorer(n=2, length=(1.0, 0.8, 0.6), mass=(2.0, 1.0, 0.8), force_scale
 
     return explorer_box(pic, c, html, update,
                 views={"q1": grid_values(-3.0, 3.0, 0.75), "q2": [-2.0, -0.8, 0.4, 1.6],
-                       "qd1": [-2.0, 0.0, 2.0]})     # the prose: "give joint 1 velocity"
+                       "qd1": [0.0, 2.0]})   # the prose: at rest, then "give joint 1 a
+                                             # velocity" (two values: the page's weight)
 
 
 def constrained_motion_explorer():
