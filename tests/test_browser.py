@@ -609,7 +609,7 @@ def load_and_weigh(context, url):
            cached.add(e["response"]["url"]))
     page.on("response", weigh)
     page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
+    page.wait_for_load_state("networkidle", timeout=MATHJAX_TIMEOUT_MS)   # fonts, lazy images
     page.close()
     fetched = [g for u, g in got.items() if u not in cached]
     return sum(g for _, g in fetched), sum(r for r, _ in fetched), len(fetched)
