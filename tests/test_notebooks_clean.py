@@ -400,3 +400,14 @@ def test_what_the_book_hides_is_collapsed_in_jupyterlab(path):
                             "(a failing check would not show)")
     assert not problems, f"{rel(path)}:\n  " + "\n  ".join(problems)
 
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_collapsed_checks_do_not_show_the_answer(path):
+    # A collapsed cell still shows its first line in JupyterLab: a solution's check
+    # (`assert check_ex1(<the answer>)`) starts with a comment line instead.
+    nb = nbformat.read(path, as_version=4)
+    shown = [f"cell {index + 1}: {check.source.splitlines()[0][:60]!r}"
+             for index, _, check in solutions(nb)
+             if not check.source.lstrip().startswith("#")]
+    assert not shown, (f"{rel(path)}: the first line of a solution's check is not a "
+                       "comment:\n  " + "\n  ".join(shown))
