@@ -9,6 +9,7 @@ The launch buttons come from _config.yml (`repository`, `launch_buttons`); the t
 
 import os
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -44,6 +45,30 @@ def test_binder_installs_rbdlearn_and_uses_python_311():
     assert any(re.fullmatch(r"pip install( --no-cache-dir)? -e \. --no-deps", c) for c in commands), (
         f"binder/postBuild must install rbdlearn (pip install -e . --no-deps): {commands}")
     assert (BINDER / "runtime.txt").read_text(encoding="utf-8").strip() == "python-3.11"
+
+
+def test_jupyterlab_renders_myst():
+    # The notebooks' Markdown is MyST ({cite}, {eq}, labelled equations, dropdown
+    # solutions): JupyterLab shows it raw without jupyterlab-myst. It is pinned in
+    # requirements.txt (so `make lab` and Binder, which installs those pins, both have it),
+    # and where it is installed its JupyterLab extension is where JupyterLab loads it from.
+    import importlib.metadata
+    import json
+    import sys
+
+    pin_line = next((line for line in pins(ROOT / "requirements.txt")
+                     if line.split("==")[0].lower() == "jupyterlab-myst"), None)
+    assert pin_line, "jupyterlab-myst is not pinned in requirements.txt"
+    version = pin_line.split("==")[1]
+    try:
+        installed = importlib.metadata.version("jupyterlab-myst")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.fail("jupyterlab-myst is not installed: the venv is older than "
+                    "requirements.txt (`make venv` installs it)")
+    assert installed == version, f"installed jupyterlab-myst {installed}, pinned {version}"
+    package = Path(sys.prefix) / "share/jupyter/labextensions/jupyterlab-myst/package.json"
+    assert package.is_file(), f"no JupyterLab extension at {package}"
+    assert json.loads(package.read_text(encoding="utf-8"))["version"] == version
 
 
 def notebook_pages():

@@ -6,6 +6,7 @@ a notebook missing from _toc.yml would silently drop out of the book, and an ent
 without a file would break the build.
 """
 
+import ast
 import re
 import sys
 from pathlib import Path
@@ -360,3 +361,110 @@ def test_every_chapter_has_index_entries(chapter):
                    if p.suffix in PAGE_SUFFIXES)
     entries = re.findall(r"\{index\}`", text)
     assert len(entries) >= 5, f"{chapter}: {len(entries)} index entries"
+
+
+# --------------------------------------------------------------------------------------
+# Test cells, checkers and solutions out of the reading flow, in the book and in
+# JupyterLab alike. A code cell with an `assert` outside a function (a test cell) is
+# tagged so the HTML removes or folds it (`remove-cell`, as in every chapter, or
+# `hide-input`). JupyterLab does not read those tags: it collapses a cell whose metadata
+# says `"jupyter": {"source_hidden": true}` (the reader sees a bar, a click opens it).
+# That is set on every test cell, every cell whose source the book removes (the exercise
+# checkers, whose code holds the answers, the solutions' checks, the Colab cell) and every
+# solution; cells the book shows stay open. Outputs stay visible: a failing check shows.
+# --------------------------------------------------------------------------------------
+
+HIDDEN_IN_BOOK_TAGS = {"remove-cell", "remove-input", "hide-input", "hide-cell"}
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def top_level_asserts(source):
+    """The number of `assert` statements of a code cell outside function and class
+    bodies (IPython's `%` and `!` lines are skipped)."""
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
+    count, todo = 0, [ast.parse(code)]
+    while todo:
+        node = todo.pop()
+        count += isinstance(node, ast.Assert)
+        todo.extend(child for child in ast.iter_child_nodes(node)
+                    if not isinstance(child, SCOPES))
+    return count
+
+
+def is_test_cell(cell):
+    return cell.cell_type == "code" and top_level_asserts(cell.source) > 0
+
+
+def source_removed(cell):
+    return cell.cell_type == "code" and bool(
+        {"remove-cell", "remove-input"} & set(cell.metadata.get("tags", [])))
+
+
+def is_solution(cell):
+    return cell.cell_type == "markdown" and "{admonition} Solution" in (
+        cell.source.split("\n", 1)[0])
+
+
+def collapsed_in_jupyterlab(cell):
+    return cell.metadata.get("jupyter", {}).get("source_hidden") is True
+
+
+def test_top_level_asserts_are_counted():
+    # Guards the tests below: loops and branches count, function bodies do not.
+    assert top_level_asserts("assert x\nfor k in y:\n    if k:\n        assert k\n") == 2
+    assert top_level_asserts("def f(x):\n    assert x\n    return x\n\ny = f(1)\n") == 0
+    assert top_level_asserts("%time assert x\nprint(1)\n") == 0
+    assert top_level_asserts("class A:\n    assert True\n") == 0
+
+
+def test_test_cells_are_found():
+    # Guards the tests below against passing vacuously.
+    found = sum(is_test_cell(cell) for path in book_notebooks()
+                for cell in nbformat.read(path, as_version=4).cells)
+    assert found >= 250, f"only {found} test cells found"
+
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_test_cells_are_out_of_the_reading_flow(path):
+    nb = nbformat.read(path, as_version=4)
+    shown = [f"cell {index} ({top_level_asserts(cell.source)} asserts): "
+             f"{cell.source.splitlines()[0][:50]!r}"
+             for index, cell in enumerate(nb.cells)
+             if is_test_cell(cell)
+             and not HIDDEN_IN_BOOK_TAGS & set(cell.metadata.get("tags", []))]
+    assert not shown, (
+        f"{rel(path)}: test cells in the reading flow (move the asserts into a cell "
+        "tagged remove-cell):\n  " + "\n  ".join(shown))
+
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_what_the_book_hides_is_collapsed_in_jupyterlab(path):
+    nb = nbformat.read(path, as_version=4)
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        first = cell.source.splitlines()[0][:50] if cell.source else ""
+        hide = is_test_cell(cell) or source_removed(cell) or is_solution(cell)
+        if hide and not collapsed_in_jupyterlab(cell):
+            problems.append(f"cell {index} ({first!r}): not collapsed in JupyterLab "
+                            '(metadata "jupyter": {"source_hidden": true})')
+        shown = not (HIDDEN_IN_BOOK_TAGS & set(cell.metadata.get("tags", [])))
+        if collapsed_in_jupyterlab(cell) and shown and not hide:
+            problems.append(f"cell {index} ({first!r}): the book shows it, JupyterLab "
+                            "collapses it")
+        if cell.metadata.get("jupyter", {}).get("outputs_hidden") and is_test_cell(cell):
+            problems.append(f"cell {index} ({first!r}): a test cell's outputs hidden "
+                            "(a failing check would not show)")
+    assert not problems, f"{rel(path)}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_collapsed_checks_do_not_show_the_answer(path):
+    # A collapsed cell still shows its first line in JupyterLab: a solution's check
+    # (`assert check_ex1(<the answer>)`) starts with a comment line instead.
+    nb = nbformat.read(path, as_version=4)
+    shown = [f"cell {index + 1}: {check.source.splitlines()[0][:60]!r}"
+             for index, _, check in solutions(nb)
+             if not check.source.lstrip().startswith("#")]
+    assert not shown, (f"{rel(path)}: the first line of a solution's check is not a "
+                       "comment:\n  " + "\n  ".join(shown))
