@@ -280,6 +280,13 @@ def expected_animations(entry):
 WAIT_FOR_MATHJAX = """() => !document.querySelector('.math') ||
     (window.MathJax && MathJax.startup && MathJax.startup.promise)"""
 
+
+def wait_until_typeset(page):
+    """Until MathJax has started on ``page`` (if it has math) and typeset it."""
+    page.wait_for_function(WAIT_FOR_MATHJAX, timeout=MATHJAX_TIMEOUT_MS)
+    page.evaluate("() => window.MathJax && MathJax.startup ? "
+                  "MathJax.startup.promise.then(() => true) : false")
+
 WIDGETS_RENDERED = """() => Array.from(document.querySelectorAll(
         'script[type="application/vnd.jupyter.widget-view+json"]')).every(s => {
     const area = s.previousElementSibling;
@@ -333,9 +340,7 @@ def test_page(site, watched, entry):
     page, problems = watched.page, watched.problems
     page.goto(page_url(site, entry), wait_until="load")
     try:
-        page.wait_for_function(WAIT_FOR_MATHJAX, timeout=MATHJAX_TIMEOUT_MS)
-        page.evaluate("() => window.MathJax && MathJax.startup ? "
-                      "MathJax.startup.promise.then(() => true) : false")
+        wait_until_typeset(page)
     except Exception as err:  # playwright's TimeoutError; say what was being waited for
         problems.append(f"MathJax did not start: {str(err).splitlines()[0]}")
     try:
@@ -610,9 +615,7 @@ def load_and_weigh(context, url):
     page.goto(url, wait_until="load")
     # and what MathJax fetches while it typesets (its fonts); not "network idle", which a
     # page typesetting hundreds of formulas on a loaded machine did not reach in 2 minutes
-    page.wait_for_function(WAIT_FOR_MATHJAX, timeout=MATHJAX_TIMEOUT_MS)
-    page.evaluate("() => window.MathJax && MathJax.startup ? "
-                  "MathJax.startup.promise.then(() => true) : false")
+    wait_until_typeset(page)
     page.evaluate(IMAGES_SETTLED)        # the images below the first screen, loaded lazily
     page.wait_for_timeout(500)
     page.close()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from test_notebooks_clean import ROOT, toc_entries
+from test_notebooks_clean import ROOT, pinned, toc_entries
 
 BINDER = ROOT / "binder"
 
@@ -56,10 +56,7 @@ def test_jupyterlab_renders_myst():
     import json
     import sys
 
-    pin_line = next((line for line in pins(ROOT / "requirements.txt")
-                     if line.split("==")[0].lower() == "jupyterlab-myst"), None)
-    assert pin_line, "jupyterlab-myst is not pinned in requirements.txt"
-    version = pin_line.split("==")[1]
+    version = pinned("jupyterlab-myst").split("==")[1]
     try:
         installed = importlib.metadata.version("jupyterlab-myst")
     except importlib.metadata.PackageNotFoundError:

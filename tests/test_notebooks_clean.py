@@ -120,12 +120,18 @@ def test_every_notebook_is_in_the_toc():
 REPO_URL = "https://github.com/rbdlearn/rbdlearn"
 
 
+def pin_lines():
+    """requirements.txt's pins, {lower-case name: 'name==version'}."""
+    lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    return {line.split("==")[0].strip().lower(): line.strip() for line in lines
+            if "==" in line and not line.lstrip().startswith("#")}
+
+
 def pinned(name):
     """The exact version pin of ``name`` in requirements.txt (e.g. 'pin==4.1.0')."""
-    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
-        if line.split("==")[0].strip().lower() == name.lower():
-            return line.strip()
-    raise AssertionError(f"{name} is not pinned in requirements.txt")
+    if name.lower() not in pin_lines():
+        raise AssertionError(f"{name} is not pinned in requirements.txt")
+    return pin_lines()[name.lower()]
 
 
 def run_install_cell(source, in_colab, monkeypatch):
@@ -201,11 +207,8 @@ def test_colab_install_resolves_against_the_pins():
     from packaging.utils import canonicalize_name
     from packaging.version import Version
 
-    pins = {}
-    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
-        if "==" in line and not line.lstrip().startswith("#"):
-            name, version = line.split("==")
-            pins[canonicalize_name(name)] = Version(version.strip())
+    pins = {canonicalize_name(name): Version(line.split("==")[1].strip())
+            for name, line in pin_lines().items()}
     todo = package_requirements() + [Requirement(pinned(n)) for n in ("pin", "example-robot-data")]
     seen, problems = set(), []
     while todo:

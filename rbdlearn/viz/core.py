@@ -63,9 +63,8 @@ def to_jshtml(animation, fps=None, default_mode=None, colors=64):
     try:
         with TemporaryDirectory() as folder:
             path = Path(folder, "animation.html")
-            writer = _BlittedFrames(fps=fps, embed_frames=True, default_mode=default_mode)
-            writer.colors = colors
-            animation.save(path, writer=writer)
+            animation.save(path, writer=_BlittedFrames(
+                fps=fps, embed_frames=True, default_mode=default_mode, colors=colors))
             return path.read_text()
     finally:
         del fig.canvas.draw_idle
@@ -141,7 +140,9 @@ class _BlittedFrames(HTMLWriter):
     removed) the still picture is drawn again. The first frame, and one where an axes
     or the figure changed itself, are drawn whole, as matplotlib draws every frame."""
 
-    colors = None                 # a palette of this many colours for PNG frames
+    def __init__(self, *args, colors=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.colors = colors          # a palette of this many colours for PNG frames
 
     def setup(self, fig, outfile, dpi=None, frame_dir=None):
         super().setup(fig, outfile, dpi, frame_dir)
