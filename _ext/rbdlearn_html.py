@@ -5,15 +5,12 @@ Each one removes an error that tests/test_browser.py sees in Chromium.
    in a way that Sphinx 7.4 lists twice on every page (once as added, once when the HTML
    builder re-reads the registry with ``''`` for the missing file name); the browser
    then fails on the second ``const``. Any script a page would load twice is dropped.
-2. ipywidgets 8's HTML manager (``embed-amd.js``, see nb_ipywidgets_js in _config.yml)
-   fetches its icon fonts from the folder of the require.js module it runs as,
-   ``@jupyter-widgets/html-manager/dist`` — relative to the page unless require.js is
-   told where that is; the widgets' own bundle, a module ``@jupyter-widgets/…``, does the
-   same with the same fonts, which the page needs once the theme's Font Awesome script is
-   gone (fix 5) — and typesets widget labels with MathJax 2's ``MathJax.Hub.Queue``,
-   which MathJax 3 and 4 do not have. A small script on every page maps both modules to
-   embed-amd.js's own folder (where `make` copies the fonts) and gives MathJax that one
-   call, as a typeset chained on ``MathJax.startup.promise``.
+2. ipywidgets 8's HTML manager (``embed.js``, see nb_ipywidgets_js in _config.yml)
+   fetches its icon fonts from ``window.__jupyter_widgets_assets_path__`` when set (else
+   from the folder it guesses for its own script), and typesets widget labels with
+   MathJax 2's ``MathJax.Hub.Queue``, which MathJax 3 and 4 do not have. A small script
+   on every page sets that path to embed.js's own folder (where `make` copies the fonts)
+   and gives MathJax that one call, as a typeset chained on ``MathJax.startup.promise``.
 3. Matplotlib's ``to_jshtml`` animations link Font Awesome 4 from a CDN for the icons of
    their buttons (``<i class="fa fa-play">`` …). The link is removed: the theme's own
    Font Awesome (served from _static/) draws those icons.
@@ -24,6 +21,11 @@ Each one removes an error that tests/test_browser.py sees in Chromium.
 5. Not an error but weight: pydata-sphinx-theme's scripts/fontawesome.js (1.5 MB) turns
    every icon into an inline SVG, while the theme's stylesheet already draws them from
    Font Awesome's web fonts; _ext/static/scripts/fontawesome.js replaces it with a stub.
+6. Also weight: pydata-sphinx-theme's layout loads Sphinx's search scripts and the search
+   index (searchindex.js, 0.18 MB, 48 kB gzip-compressed) on every page, for its "search
+   as you type", which the book does not switch on: the search box sends the reader to
+   search.html, which loads them itself. Once the pages are written, those three script
+   tags are removed from every page but search.html.
 """
 
 import posixpath
@@ -33,13 +35,9 @@ MPL_FONT_AWESOME_LINK = re.compile(
     r'<link rel="stylesheet"\s+href="https://maxcdn\.bootstrapcdn\.com/font-awesome/[^"]*">\s*')
 
 WIDGETS_WITH_MATHJAX = """\
-(function () {
-  var root = document.documentElement.getAttribute("data-content_root") || "";
-  /* a global `require` object before require.js loads is its configuration */
-  window.require = {paths: {"@jupyter-widgets/html-manager/dist": root + "_static/%s",
-                            "@jupyter-widgets": root + "_static/%s"}};
-  window.__jupyter_widgets_assets_path__ = new URL(root + "_static/%s/", document.baseURI).href;
-})();
+window.__jupyter_widgets_assets_path__ = new URL(
+  (document.documentElement.getAttribute("data-content_root") || "") + "_static/%s/",
+  document.baseURI).href;
 document.addEventListener("DOMContentLoaded", function () {
   var mj = window.MathJax;            /* MathJax itself by now (its script is deferred) */
   if (!mj || !mj.startup || mj.Hub) return;
@@ -101,6 +99,25 @@ STACKED_TABLES = """\
 })();"""
 
 
+# fix 6: the tags pydata-sphinx-theme's layout.html writes (src relative to the page)
+SEARCH_SCRIPTS = re.compile(r'[ \t]*<script src="(?:\.\./)*(?:_static/searchtools\.js|'
+                            r'_static/language_data\.js|searchindex\.js)"></script>\n?')
+
+
+def drop_search_scripts(app, exception):
+    """Fix 6, on every page of the output but the search page."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = app.builder.outdir
+    for page in out.rglob("*.html"):
+        if page == out / "search.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        kept = SEARCH_SCRIPTS.sub("", text)
+        if kept != text:
+            page.write_text(kept, encoding="utf-8")
+
+
 def drop_mpl_font_awesome_link(app, pagename, templatename, context, doctree):
     if "body" in context:
         context["body"] = MPL_FONT_AWESOME_LINK.sub("", context["body"])
@@ -118,13 +135,12 @@ def drop_repeated_scripts(app, pagename, templatename, context, doctree):
 
 
 def add_widget_fixes(app, config):
-    """The script of fix 2, for the folder of the embed-amd.js that _config.yml names."""
+    """The script of fix 2, for the folder of the embed.js that _config.yml names."""
     folders = [posixpath.dirname(path) for path in config.nb_ipywidgets_js
-               if path.endswith("embed-amd.js") and "://" not in path]
+               if path.endswith("/embed.js") and "://" not in path]
     if folders:
         # priority 400: before the widget manager's scripts (myst-nb adds them at 500)
-        app.add_js_file(None, body=WIDGETS_WITH_MATHJAX % ((folders[0],) * 3),
-                        priority=400)
+        app.add_js_file(None, body=WIDGETS_WITH_MATHJAX % folders[0], priority=400)
 
 
 def add_stacked_tables(app, config):
@@ -138,4 +154,5 @@ def setup(app):
     # late (900): after myst-nb and the themes have added their per-page scripts
     app.connect("html-page-context", drop_repeated_scripts, priority=900)
     app.connect("html-page-context", drop_mpl_font_awesome_link)
+    app.connect("build-finished", drop_search_scripts)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -162,7 +162,8 @@ def static_split(box):
     precompute the kernel-free form of a new ``box`` under cProfile, which slows Python-heavy code more
     than drawing: the algorithms' share is if anything overstated. Algorithms: each call
     into them from outside them (the outermost ones); drawing: ``_Picture.flush`` (draw
-    the figure, encode the PNG) and ``small_png`` (quantize a frame), in widgets/core.py."""
+    the figure, encode the PNG) and ``small_image`` (quantize and encode a frame), in
+    widgets/core.py."""
     prof = cProfile.Profile()
     prof.runcall(widgets.precomputed, box)
     stats = pstats.Stats(prof).stats
@@ -171,7 +172,7 @@ def static_split(box):
                      for caller, edge in s[4].items() if not _algorithm(caller))
     drawing = sum(s[3] for code, s in stats.items()
                   if code[0].endswith(os.path.join("widgets", "core.py"))
-                  and code[2] in ("flush", "small_png"))
+                  and code[2] in ("flush", "small_image"))
     return total, algorithms, drawing
 
 

@@ -95,7 +95,7 @@ def _frames(html):
     import re
 
     from PIL import Image
-    data = re.findall(r'frames\[\d+\] = "data:image/png;base64,([^"]*)"', html)
+    data = re.findall(r'frames\[\d+\] = "data:image/(?:png|webp);base64,([^"]*)"', html)
     return [np.asarray(Image.open(io.BytesIO(base64.b64decode(d.replace("\\\n", "")))))
             for d in data]
 
@@ -160,10 +160,10 @@ def test_to_jshtml_gives_the_frames_of_matplotlibs_own(change):
 
 
 def test_to_jshtml_stores_its_frames_in_a_palette():
-    """By default the frames are PNGs with a palette of at most 64 colours, about a third
-    of the bytes of the full-colour frames, and the same pictures: 99 % of the pixels
-    within 24 of 255 in every channel of the full-colour frame (measured: 9; white
-    becomes 254)."""
+    """By default the frames are lossless WebP pictures of at most 64 colours (the page
+    says image/webp), at most a third of the bytes of the full-colour PNG frames, and the
+    same pictures: 99 % of the pixels within 24 of 255 in every channel of the
+    full-colour frame (measured: 9; white becomes 254)."""
     import base64
     import io
     import re
@@ -172,16 +172,17 @@ def test_to_jshtml_stores_its_frames_in_a_palette():
 
     small = _player(lambda a: rbd.viz.to_jshtml(a, default_mode="once"))[0]
     full = _player(lambda a: rbd.viz.to_jshtml(a, default_mode="once", colors=None))[0]
-    frames = re.compile(r'frames\[\d+\] = "data:image/png;base64,([^"]*)"')
-    pngs = [[base64.b64decode(m) for m in frames.findall(html)] for html in (small, full)]
+    pngs = [[base64.b64decode(m) for m in re.findall(
+        rf'frames\[\d+\] = "data:image/{kind};base64,([^"]*)"', html)]
+        for kind, html in (("webp", small), ("png", full))]
     assert len(pngs[0]) == len(pngs[1]) == 8
     for a, b in zip(*pngs):
         image = PIL.Image.open(io.BytesIO(a))
-        assert image.mode == "P" and len(image.getcolors()) <= 64
+        assert image.format == "WEBP" and len(image.getcolors(maxcolors=256)) <= 64
         error = np.abs(np.asarray(image.convert("RGB"), dtype=int)
                        - np.asarray(PIL.Image.open(io.BytesIO(b)).convert("RGB"), dtype=int))
         assert np.percentile(error.max(axis=-1), 99) <= 24, error.max()
-    assert sum(map(len, pngs[0])) < 0.6 * sum(map(len, pngs[1]))
+    assert sum(map(len, pngs[0])) < 0.34 * sum(map(len, pngs[1]))
 
 
 def test_to_jshtml_refuses_frames_beyond_the_embed_limit():

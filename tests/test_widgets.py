@@ -51,7 +51,7 @@ def test_one_frame_per_combination_of_the_views(aba_steps):
     # each frame is the live widget's picture at that combination
     box.controls["tree"].value, box.controls["step"].value = trees[1], 3
     frame = pictures[n_steps[0] + 3].value
-    assert frame == widgets.core.small_png(box.children[0].value)
+    assert frame == widgets.core.small_image(box.children[0].value)
     assert readouts[n_steps[0] + 3].value == box.html.value
     # the step selector of each tree ends at its last step, N, and every step differs
     selectors = static.controls["step"].children
@@ -91,7 +91,7 @@ def test_each_frame_is_what_the_live_widget_shows_there(make, picks):
         i = int(np.ravel_multi_index([kept[n].index(k) for n, k in zip(names, combo)],
                                      [len(kept[n]) for n in names]))
         assert readouts[i].value == live.html.value
-        assert pictures[i].value == widgets.core.small_png(live.children[0].value)
+        assert pictures[i].value == widgets.core.small_image(live.children[0].value)
 
 
 def test_the_selectors_start_where_the_live_widget_does(aba_steps):

@@ -14,7 +14,7 @@ import PIL.Image
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..viz.core import small_png       # the views are stored as the animations' frames are
+from ..viz.core import SMALL_IMAGE_FORMAT, small_image   # as the animations' frames
 
 __all__ = ["Picture", "Explorer", "explorer_box", "precomputed", "slider",
            "grid_values", "num", "vec", "readout", "control_layout", "picture_layout",
@@ -242,7 +242,7 @@ def precomputed(box):
                 live[names[d]].value = _values(views, names, d, combo)[k]
             picture.flush(encode=False)           # quantized from the pixels: no PNG between
             shown = picture.pixels() if picture.unshown else picture.image.value
-            frames[combo] = (small_png(shown), box.html.value)
+            frames[combo] = (small_image(shown), box.html.value)
         for n in sorted(saved, key=lambda n: not isinstance(live[n], W.Dropdown)):
             live[n].value = saved[n]              # drop-downs first: they reset sliders
     finally:
@@ -281,7 +281,8 @@ def precomputed(box):
         links.append(W.jslink((s, "selected_index"), (selector, "index")))
         return s
 
-    pictures = stack((), lambda png, _: W.Image(value=png, format="png", layout=pic_layout))
+    pictures = stack((), lambda image, _: W.Image(value=image, format=SMALL_IMAGE_FORMAT,
+                                                   layout=pic_layout))
     readouts = stack((), lambda _, text: W.HTML(text, layout=text_layout, style=text_style))
     note = live_only_note(box)
     column = list(controls.values()) + [readouts] + ([note] if note else [])
