@@ -58,11 +58,11 @@ $(STAMP): requirements.txt pyproject.toml | $(BIN)/python
 
 venv: $(STAMP)
 
-# The scripts the pages load -- MathJax 4 and its font, require.js and the ipywidgets HTML manager
-# (embed-amd.js, the build for ipywidgets 8, and its icon fonts) -- and the web font of the
+# The scripts the pages load -- MathJax 4 and its font, and the ipywidgets HTML manager
+# (embed.js, the build for ipywidgets 8, and its icon fonts) -- and the web font of the
 # Japanese text (Noto Sans JP, @fontsource/noto-sans-jp) are pinned in package.json and
 # package-lock.json and installed into node_modules/ (kept by `make clean`) by
-# _ext/web_assets.py: npm fetches the five packages, the script checks each against the
+# _ext/web_assets.py: npm fetches the four packages, the script checks each against the
 # lock file and unpacks it, without the packages they depend on, which the book never
 # serves (`npm ci` installs those too: 135 packages, 23 s of CPU, against 7 s).
 # They are copied to _build/static/offline/ (the font by _ext/cjk_font.py, which keeps its
@@ -86,9 +86,8 @@ $(OFFLINE_STAMP): $(NODE_STAMP)
 	mkdir -p _build/static/offline/mathjax-fonts/mathjax-newcm-font
 	cp -R node_modules/@mathjax/mathjax-newcm-font/chtml node_modules/@mathjax/mathjax-newcm-font/chtml.js \
 	    _build/static/offline/mathjax-fonts/mathjax-newcm-font/
-	cp node_modules/requirejs/require.js _build/static/offline/
 	cd node_modules/@jupyter-widgets/html-manager/dist && \
-	    cp embed-amd.js *.woff2 *.woff *.ttf *.eot *.svg $(CURDIR)/_build/static/offline/html-manager/
+	    cp embed.js *.woff2 *.woff *.ttf *.eot *.svg $(CURDIR)/_build/static/offline/html-manager/
 	touch $@
 
 # The slices of the font that hold the Japanese characters of the book's sources (made

@@ -2,11 +2,11 @@
 exactly as package-lock.json pins it (version and sha512 integrity), without the packages
 it depends on.
 
-The book serves only files these packages ship ready-built: MathJax 4 and its font,
-require.js, the widget manager's bundle (embed-amd.js, which has its dependencies inside)
-and the Noto Sans JP slices. `npm ci` would also install the 130 packages that the widget
+The book serves only files these packages ship ready-built: MathJax 4 and its font, the
+widget manager's bundle (embed.js, which has its dependencies inside) and the Noto Sans JP
+slices. `npm ci` would also install the 130 packages that the widget
 manager's sources import (15,400 files, 280 MB): 23 s of CPU on a two-core machine, against
-7 s for the five tarballs here. npm still fetches them (`npm pack`, through its cache and
+7 s for the four tarballs here. npm still fetches them (`npm pack`, through its cache and
 the configured registry); this script checks each against the lock file and unpacks it.
 
     python _ext/web_assets.py [--npm NPM] [--root ROOT]

@@ -104,7 +104,7 @@ def test_offline_scripts_are_in_the_build(build):
 
 def test_pages_load_nothing_from_the_internet(build):
     """No page takes a script or stylesheet from a CDN (or any other host), and the pages
-    with math or widgets load MathJax / require.js and the HTML manager from _static/."""
+    with math or widgets load MathJax and the HTML manager from _static/."""
     _, html = build
     pages = sorted(html.rglob("*.html"))
     assert len(pages) > len(toc_entries()), f"too few pages in {html}"
