@@ -573,6 +573,31 @@ def test_search_finds_pages(site, watched):
     assert not problems, "\n".join(problems)
 
 
+def test_search_box_of_a_page_finds_japanese_words(site, watched):
+    """A book page loads no search index (_ext/rbdlearn_html.py, fix 6: 48 kB less on
+    every page); its search box (Ctrl+K, Enter) opens search.html, which loads the index
+    and finds a Japanese term of the glossary and of ch1 §3."""
+    page, problems = watched.page, watched.problems
+    requested = []
+    page.on("request", lambda r: requested.append(urlsplit(r.url).path))
+    page.goto(page_url(site, "book/ch3_crb/01_inertia_matrix"))
+    assert not [u for u in requested if u.endswith(("searchindex.js", "searchtools.js"))], \
+        "a book page loads the search index"
+    page.keyboard.press("Control+k")
+    box = page.locator("input[name=q]:visible").first
+    box.fill("逆動力学")
+    box.press("Enter")
+    page.wait_for_url("**/search.html?q=*")
+    page.wait_for_function("() => /found|match/.test((document.querySelector("
+                           "'#search-results p.search-summary') || {}).textContent || '')")
+    found = page.locator("#search-results ul.search li a").evaluate_all(
+        "as => as.map(a => a.href.split('#')[0].split('?')[0])")
+    assert {page_url(site, "book/appendix/glossary"),
+            page_url(site, "book/ch1_spatial/03_rnea")} <= set(found), found
+    assert any(u.endswith("/searchindex.js") for u in requested)
+    assert not problems, "\n".join(problems)
+
+
 # --------------------------------------------------------------------------------------
 # Page weight. What a reader downloads when a page is opened with an empty cache and read
 # to its end (the images below the first screen load lazily), each
