@@ -14,8 +14,8 @@ page's formulas broken again for that width by MathJax, as a load there breaks t
 same layout checks. A screenshot of each
 page's first screen goes to _build/screenshots/, and of each widget before and after its
 controls move to _build/screenshots/widgets/. Then index.html and the search page, and
-each page's weight on a first visit (gzip-compressed, within the guide's budgets) and on
-the next page, written to _build/page-weights.json.
+each page's weight on a first visit (gzip-compressed, within the guide's budgets and the
+ranges DEVELOPING.md gives) and on the next page, written to _build/page-weights.json.
 
 The HTML is the one book_build.py builds for the session (the build test_book_build.py
 checks), or $RBDLEARN_BOOK_HTML, e.g. `RBDLEARN_BOOK_HTML=_build/html` after `make book`
