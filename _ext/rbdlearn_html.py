@@ -24,6 +24,8 @@ Each one removes an error that tests/test_browser.py sees in Chromium.
 5. Not an error but weight: pydata-sphinx-theme's scripts/fontawesome.js (1.5 MB) turns
    every icon into an inline SVG, while the theme's stylesheet already draws them from
    Font Awesome's web fonts; _ext/static/scripts/fontawesome.js replaces it with a stub.
+6. The exercises' page script (_ext/static/scripts/exercises.js, see
+   rbdlearn/widgets/exercises.py) is added to the pages that have an exercise form.
 """
 
 import posixpath
@@ -117,6 +119,12 @@ def drop_repeated_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = kept
 
 
+def add_exercise_script(app, pagename, templatename, context, doctree):
+    """Fix 6: exercises.js on a page with an exercise form (``class="rbd-exercise"``)."""
+    if 'class="rbd-exercise"' in context.get("body", ""):
+        app.add_js_file("scripts/exercises.js", defer="defer")
+
+
 def add_widget_fixes(app, config):
     """The script of fix 2, for the folder of the embed-amd.js that _config.yml names."""
     folders = [posixpath.dirname(path) for path in config.nb_ipywidgets_js
@@ -138,4 +146,5 @@ def setup(app):
     # late (900): after myst-nb and the themes have added their per-page scripts
     app.connect("html-page-context", drop_repeated_scripts, priority=900)
     app.connect("html-page-context", drop_mpl_font_awesome_link)
+    app.connect("html-page-context", add_exercise_script)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
