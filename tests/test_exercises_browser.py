@@ -109,8 +109,14 @@ def right_rule(data):
     return data["rules"][0]
 
 
+# moved by these fractions of its tolerance, the right answer's largest entry stays right
+# (≤ 1) or not (> 1): so close to the boundary that a change of the comparison on either
+# side (rtol |a| for rtol |v|, a doubled tolerance) changes a verdict
+TOLERANCE_STEPS = (0.5, 1 - 1e-6, 1 + 1e-6, 2.0)
+
+
 def perturbed(data):
-    """The right answer with its largest entry moved to 0.5 and 2 times its tolerance."""
+    """[(text, right?)]: the right answer with its largest entry moved by each step."""
     rule = right_rule(data)
     closes = [t for t in rule["tests"] if t["test"] == "close"]
     if data["kind"] != "float" or not closes:
@@ -123,10 +129,11 @@ def perturbed(data):
     part = t.get("part") or list(range(size))
     k = int(np.argmax(np.abs(t["value"])))
     out = []
-    for f in (0.5, 2.0):
+    for f in TOLERANCE_STEPS:
         b = a.copy()
         b[part[k]] += f * (t["atol"] + t["rtol"] * abs(t["value"][k]))
-        out.append(text(b.reshape(data["shape"]).tolist() if data["shape"] else b[0]))
+        out.append((text(b.reshape(data["shape"]).tolist() if data["shape"] else b[0]),
+                    f <= 1))
     return out
 
 
@@ -135,7 +142,8 @@ NONSENSE = ["", "abc", "[1, 2", "nan", "[1, 2]", "[[1, 2], [3]]", "1e999", "2*pi
 
 
 def inputs(data):
-    out = [rule_answer(data, r) for r in data["rules"]] + perturbed(data) + NONSENSE
+    out = ([rule_answer(data, r) for r in data["rules"]] + [t for t, _ in perturbed(data)]
+           + NONSENSE)
     return [t for t in out if t is not None]
 
 
@@ -166,6 +174,8 @@ def test_the_page_and_the_kernel_agree(site, watched, entry):
         # each rule's own answer gets that rule's line (or an earlier rule's, which the
         # order puts first): the rules are reachable as the kernel orders them
         assert kernel[0] == [True, "✓ right: " + right_rule(data)["message"]], kernel[0]
+        for t, ok in perturbed(data):        # the kernel keeps the JSON's tolerance
+            assert Exercise.from_json(data).verdict(t)[0] == ok, (data["name"], t)
     assert not disagree, "\n".join(disagree)
     assert rights == len(forms)
     assert not watched.problems, watched.problems
