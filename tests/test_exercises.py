@@ -137,6 +137,7 @@ def test_integer_and_set_forms():
         mistake("{extra} are extra.", has_extra(pairs)),
         mistake("you missed {missing}.", has_missing(pairs))])
     assert s.verdict({(6, 2), (2, 6), (5, 1), (1, 5), (1, 5)})[0]
+    assert s.verdict(np.array(pairs))[0] and s.verdict([[1, 5], (5.0, 1), (2, 6), (6, 2)])[0]
     assert s.verdict("[(1,5), (2,6)]") == (False, "✗ not yet: both orders.")
     assert s.verdict("(9, 9) (1, 5) (0, 3) (7, 1) (4, 4)") == (
         False, "✗ not yet: (0, 3), (4, 4), (7, 1) are extra.")

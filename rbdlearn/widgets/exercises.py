@@ -498,7 +498,8 @@ class Exercise:
             value = parse(answer, self.kind)
         elif self.kind == "set":
             try:
-                value = [_json_item(x) for x in answer]
+                value = [_json_item(x) for x in (answer.tolist() if isinstance(
+                    answer, np.ndarray) else answer)]
             except (TypeError, ValueError):
                 raise AnswerError("could not read the answer as a collection of items")
         else:
