@@ -6,7 +6,10 @@
 (function () {
   "use strict";
   var RIGHT = "\u2713 right: ", WRONG = "\u2717 not yet: ";
-  var TOKEN = /(?:([0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?)|([A-Za-z_][A-Za-z_0-9]*|\u03c0)|('[^']*'|"[^"]*")|([\[\](),+\-*\/{}]))/y;
+  /* a number | a name | a quoted string | an operator (as _TOKEN in exercises.py) */
+  var TOKEN = new RegExp(
+    "(?:([0-9]+\\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\\.[0-9]+(?:[eE][+-]?[0-9]+)?)" +
+    "|([A-Za-z_][A-Za-z_0-9]*|\u03c0)|('[^']*'|\"[^\"]*\")|([\\[\\](),+\\-*\\/{}]))", "y");
   var SPACE = /[ \t\n\r\f\v\u00a0]/;
   var FUNCTIONS = {sqrt: Math.sqrt, sin: Math.sin, cos: Math.cos};
   var KINDS = ["num", "name", "str", "op"];
@@ -115,7 +118,8 @@
           x = this.expr(false);
           this.expect(")");
           if (t.text === "sqrt" && x < 0) {
-            throw new AnswerError("could not read the answer (the square root of a negative number)");
+            throw new AnswerError("could not read the answer " +
+                                  "(the square root of a negative number)");
           }
           return FUNCTIONS[t.text](x);
         }
@@ -140,7 +144,9 @@
       if (this.isOp("-")) {
         this.take();
         t = this.take();
-        if (t.kind !== "num") throw new AnswerError("could not read the answer (unexpected '" + t.text + "')");
+        if (t.kind !== "num") {
+          throw new AnswerError("could not read the answer (unexpected '" + t.text + "')");
+        }
         return -parseFloat(t.text);
       }
       if (t !== null && t.kind === "num") { this.take(); return parseFloat(t.text); }
@@ -189,7 +195,9 @@
     if (!Array.isArray(x)) return [];
     var shapes = x.map(shapeOf);
     shapes.forEach(function (s) {
-      if (s.join("x") !== shapes[0].join("x")) throw new AnswerError("the rows have different lengths");
+      if (s.join("x") !== shapes[0].join("x")) {
+        throw new AnswerError("the rows have different lengths");
+      }
     });
     return [x.length].concat(shapes.length ? shapes[0] : []);
   }
@@ -258,7 +266,8 @@
     var value = parse(text, data.kind);
     if (data.kind === "set") return setItems(data, value);
     var shape = shapeOf(value), values = flat(value);
-    if (shape.join("x") !== data.shape.join("x") && !(data.shape.length === 0 && values.length === 1)) {
+    var oneNumber = data.shape.length === 0 && values.length === 1;
+    if (shape.join("x") !== data.shape.join("x") && !oneNumber) {
       throw new AnswerError("got " + describe("float", shape));
     }
     if (!values.every(isFinite)) throw new AnswerError("an entry is not a finite number");
@@ -288,7 +297,8 @@
       if (data.shape.length !== 2 || data.shape[1] !== n) return false;
       for (i = 0; i < n; i++) {
         for (j = 0; j < n; j++) {
-          if (Math.abs(a[i * n + j] - a[j * n + i]) > t.atol + t.rtol * Math.abs(a[j * n + i])) return true;
+          var d = Math.abs(a[i * n + j] - a[j * n + i]);
+          if (d > t.atol + t.rtol * Math.abs(a[j * n + i])) return true;
         }
       }
       return false;
@@ -333,7 +343,8 @@
     } catch (err) {
       if (!(err instanceof AnswerError)) throw err;
       return {right: false,
-              line: WRONG + err.message + "; expected " + describe(data.kind, data.shape, data.items) + "."};
+              line: WRONG + err.message + "; expected " +
+                    describe(data.kind, data.shape, data.items) + "."};
     }
     for (var r = 0; r < data.rules.length; r++) {
       var rule = data.rules[r];
