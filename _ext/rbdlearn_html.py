@@ -26,6 +26,8 @@ Each one removes an error that tests/test_browser.py sees in Chromium.
    as you type", which the book does not switch on: the search box sends the reader to
    search.html, which loads them itself. Once the pages are written, those three script
    tags are removed from every page but search.html.
+7. The exercises' page script (_ext/static/scripts/exercises.js, see
+   rbdlearn/widgets/exercises.py) is added to the pages that have an exercise form.
 """
 
 import posixpath
@@ -134,6 +136,12 @@ def drop_repeated_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = kept
 
 
+def add_exercise_script(app, pagename, templatename, context, doctree):
+    """Fix 7: exercises.js on a page with an exercise form (``class="rbd-exercise"``)."""
+    if 'class="rbd-exercise"' in context.get("body", ""):
+        app.add_js_file("scripts/exercises.js", defer="defer")
+
+
 def add_widget_fixes(app, config):
     """The script of fix 2, for the folder of the embed.js that _config.yml names."""
     folders = [posixpath.dirname(path) for path in config.nb_ipywidgets_js
@@ -155,4 +163,5 @@ def setup(app):
     app.connect("html-page-context", drop_repeated_scripts, priority=900)
     app.connect("html-page-context", drop_mpl_font_awesome_link)
     app.connect("build-finished", drop_search_scripts)
+    app.connect("html-page-context", add_exercise_script)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

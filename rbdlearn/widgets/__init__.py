@@ -12,6 +12,9 @@
   :func:`bar_release_explorer` (§3).
 - :mod:`~rbdlearn.widgets.core` (all of them): the picture, the layout, the read-outs
   and the kernel-free form, :func:`precomputed`.
+- :mod:`~rbdlearn.widgets.exercises`: the exercises' checkers, one description
+  (:class:`~rbdlearn.widgets.exercises.Exercise`) checked in a kernel and, as a form with
+  its JSON, by the static page's script (``_ext/static/scripts/exercises.js``).
 
 Their pictures are drawn by :mod:`rbdlearn.viz` (the same chapter's module); the numbers
 they show come from the algorithm modules (``models.with_payload``,
