@@ -35,9 +35,10 @@ pytestmark = [
 ]
 
 # The chapters whose exercises use rbdlearn.widgets.exercises (issue 28): every exercise
-# there must have a form. When chapters 3-5 are converted, add them here and set
-# ALL_EXERCISES to the book's total (44); until then the other pages are not counted.
-CONVERTED = ("book/ch1_spatial/", "book/ch2_aba/")
+# there must have a form. When chapter 4 is converted, add it here and set ALL_EXERCISES
+# to the book's total (44); until then its pages are not counted.
+CONVERTED = ("book/ch1_spatial/", "book/ch2_aba/", "book/ch3_crb/", "book/ch5_closed/")
+CONVERTED_EXERCISES = 36            # ch1 8, ch2 14, ch3 5, ch5 9
 ALL_EXERCISES = None
 
 FORMS = """() => Array.from(document.querySelectorAll('div.rbd-exercise')).map(
@@ -212,7 +213,7 @@ def test_the_number_of_exercise_forms():
         '<div class="rbd-exercise"') for e in EXERCISE_PAGES}
     converted = sum(n for e, n in forms.items() if e.startswith(CONVERTED))
     expected = sum(exercise_count(e) for e in EXERCISE_PAGES if e.startswith(CONVERTED))
-    assert converted == expected >= 22, forms
+    assert converted == expected == CONVERTED_EXERCISES, forms
     if ALL_EXERCISES is not None:
         assert sum(forms.values()) == ALL_EXERCISES, forms
 
@@ -258,4 +259,31 @@ def test_a_reader_types_a_mistake_then_the_right_answer(site, watched, width):
         field.press("Enter")
         assert result.text_content().startswith("✗ not yet: could not read the answer")
         page.screenshot(path=shots / "ch1-1-ex1-dark-390.png")
+    assert not watched.problems, watched.problems
+
+
+def test_a_reader_answers_with_pairs(site, watched):
+    """ch3 §2's first exercise (a set of pairs): a pair left out, a pair written (k, j),
+    then the seven pairs, each with the page's line (screenshots in
+    _build/screenshots/exercises/)."""
+    page = open_page(watched, site, "book/ch3_crb/02_methods_and_cost")
+    wait_until_typeset(page)
+    box = page.locator("div.rbd-exercise").first
+    field, result = box.locator("input"), box.locator(".rbd-ex-result")
+    shots = SCREENSHOTS / "exercises"
+    shots.mkdir(parents=True, exist_ok=True)
+    six = "(2, 3), (2, 6), (3, 4), (3, 5), (4, 6), (5, 6)"
+    for typed, line, shot in [
+            (six, "✗ not yet: you missed (4, 5): neither body is an ancestor of the other.",
+             "missing"),
+            (six.replace("(2, 3)", "(3, 2)") + ", (4, 5)",
+             "✗ not yet: (3, 2): give each pair as (j, k) with 1 ≤ j < k ≤ 6.", None),
+            ("[" + six + ", (4, 5)]",
+             "✓ right: 7 pairs: every pair of bodies on different branches.", "right")]:
+        field.fill(typed)
+        field.press("Enter")
+        assert result.text_content() == line
+        if shot:
+            box.scroll_into_view_if_needed()
+            page.screenshot(path=shots / f"ch3-2-ex1-{shot}-1280.png")
     assert not watched.problems, watched.problems
