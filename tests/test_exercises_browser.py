@@ -9,7 +9,8 @@
   answer there and pressing Enter says "right";
 - a reader types a known mistake, then the right answer, into ch1 §1's first exercise and
   sees the diagnosis, then "right" (screenshots at 1280 and 390 px, and in dark mode, in
-  _build/screenshots/exercises/).
+  _build/screenshots/exercises/); in ch4 §2's first exercise a reader answers the page
+  question from the numbers of the page's table.
 """
 
 import json
@@ -34,9 +35,10 @@ pytestmark = [
 ]
 
 # The chapters whose exercises use rbdlearn.widgets.exercises (issue 28): every exercise
-# there must have a form. When chapters 3-5 are converted, add them here and set
+# there must have a form. When chapters 3 and 5 are converted, add them here and set
 # ALL_EXERCISES to the book's total (44); until then the other pages are not counted.
-CONVERTED = ("book/ch1_spatial/", "book/ch2_aba/")
+CONVERTED = ("book/ch1_spatial/", "book/ch2_aba/", "book/ch4_constrained/")
+CONVERTED_EXERCISES = 30            # ch1 8, ch2 14, ch4 8
 ALL_EXERCISES = None
 
 FORMS = """() => Array.from(document.querySelectorAll('div.rbd-exercise')).map(
@@ -203,7 +205,7 @@ def test_the_number_of_exercise_forms(site, context):
         if entry.startswith(CONVERTED):
             converted += n
             expected += exercise_count(entry)
-    assert converted == expected >= 22
+    assert converted == expected == CONVERTED_EXERCISES
     if ALL_EXERCISES is not None:
         assert total == ALL_EXERCISES
 
@@ -249,4 +251,37 @@ def test_a_reader_types_a_mistake_then_the_right_answer(site, watched, width):
         field.press("Enter")
         assert result.text_content().startswith("✗ not yet: could not read the answer")
         page.screenshot(path=shots / "ch1-1-ex1-dark-390.png")
+    assert not watched.problems, watched.problems
+
+
+def test_a_reader_builds_M_from_the_table(site, watched):
+    """ch4 §2's first exercise, a function exercise's page question: the page shows
+    INV's columns; a reader takes them as M (gravity left in), then subtracts
+    INV(q, 0, 0, g, 0) and is right (screenshots in _build/screenshots/exercises/)."""
+    from rbdlearn import constrained as C
+    page = open_page(watched, site, "book/ch4_constrained/02_forward_dynamics")
+    wait_until_typeset(page)
+    arm = C.PlanarArmOnFloor(2, inertia=0.5**2 / 3, friction=0.2)
+    q, rest = np.array([-np.pi / 6, -2 * np.pi / 3]), np.zeros(2)
+    inv = np.round([C.inverse_dynamics(arm, q, rest, qdd, 0.0)
+                    for qdd in (*np.eye(2), rest)], 4)
+    shown = page.locator("article").inner_text()
+    assert all(f"{x:.4f}" in shown for x in inv.ravel()), inv   # the numbers it needs
+    box = page.locator("div.rbd-exercise").first
+    field, result = box.locator("input"), box.locator(".rbd-ex-result")
+    shots = SCREENSHOTS / "exercises"
+    shots.mkdir(parents=True, exist_ok=True)
+
+    def matrix(A):
+        return "[" + ", ".join("[" + ", ".join(f"{x:.4f}" for x in row) + "]"
+                               for row in A) + "]"
+    for typed, start, shot in [
+            (matrix(inv[:2].T),
+             "✗ not yet: every column carries the gravity torques g(q)", "mistake"),
+            (matrix((inv[:2] - inv[2]).T), "✓ right: M(q) at Fig. 2(a)", "right")]:
+        field.fill(typed)
+        field.press("Enter")
+        assert result.text_content().startswith(start), result.text_content()
+        box.scroll_into_view_if_needed()
+        page.screenshot(path=shots / f"ch4-2-ex1-{shot}-1280.png")
     assert not watched.problems, watched.problems
