@@ -35,11 +35,11 @@ pytestmark = [
 ]
 
 # The chapters whose exercises use rbdlearn.widgets.exercises (issue 28): every exercise
-# there must have a form. When chapter 4 is converted, add it here and set ALL_EXERCISES
-# to the book's total (44); until then its pages are not counted.
-CONVERTED = ("book/ch1_spatial/", "book/ch2_aba/", "book/ch3_crb/", "book/ch5_closed/")
-CONVERTED_EXERCISES = 36            # ch1 8, ch2 14, ch3 5, ch5 9
-ALL_EXERCISES = None
+# there must have a form: now every chapter, so the whole book's 44.
+CONVERTED = ("book/ch1_spatial/", "book/ch2_aba/", "book/ch3_crb/", "book/ch4_constrained/",
+             "book/ch5_closed/")
+CONVERTED_EXERCISES = 44            # ch1 8, ch2 14, ch3 5, ch4 8, ch5 9
+ALL_EXERCISES = 44
 
 FORMS = """() => Array.from(document.querySelectorAll('div.rbd-exercise')).map(
     box => JSON.parse(box.querySelector('script.rbd-ex-data').textContent))"""
@@ -287,3 +287,37 @@ def test_a_reader_answers_with_pairs(site, watched):
             box.scroll_into_view_if_needed()
             page.screenshot(path=shots / f"ch3-2-ex1-{shot}-1280.png")
     assert not watched.problems, watched.problems
+
+
+def test_a_reader_builds_M_from_the_table(site, watched):
+    """ch4 §2's first exercise, a function exercise's page question: the page shows
+    INV's columns; a reader takes them as M (gravity left in), then subtracts
+    INV(q, 0, 0, g, 0) and is right (screenshots in _build/screenshots/exercises/)."""
+    from rbdlearn import constrained as C
+    page = open_page(watched, site, "book/ch4_constrained/02_forward_dynamics")
+    wait_until_typeset(page)
+    arm = C.PlanarArmOnFloor(2, inertia=0.5**2 / 3, friction=0.2)
+    q, rest = np.array([-np.pi / 6, -2 * np.pi / 3]), np.zeros(2)
+    inv = np.round([C.inverse_dynamics(arm, q, rest, qdd, 0.0)
+                    for qdd in (*np.eye(2), rest)], 4)
+    shown = page.locator("article").inner_text()
+    assert all(f"{x:.4f}" in shown for x in inv.ravel()), inv   # the numbers it needs
+    box = page.locator("div.rbd-exercise").first
+    field, result = box.locator("input"), box.locator(".rbd-ex-result")
+    shots = SCREENSHOTS / "exercises"
+    shots.mkdir(parents=True, exist_ok=True)
+
+    def matrix(A):
+        return "[" + ", ".join("[" + ", ".join(f"{x:.4f}" for x in row) + "]"
+                               for row in A) + "]"
+    for typed, start, shot in [
+            (matrix(inv[:2].T),
+             "✗ not yet: every column carries the gravity torques g(q)", "mistake"),
+            (matrix((inv[:2] - inv[2]).T), "✓ right: M(q) at Fig. 2(a)", "right")]:
+        field.fill(typed)
+        field.press("Enter")
+        assert result.text_content().startswith(start), result.text_content()
+        box.scroll_into_view_if_needed()
+        page.screenshot(path=shots / f"ch4-2-ex1-{shot}-1280.png")
+    assert not watched.problems, watched.problems
+
