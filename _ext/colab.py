@@ -8,8 +8,9 @@ MyST of the book's notebooks (roles, directives, labelled equations) would show 
 - ``{cite}`` / ``{cite:p}`` -> "[Featherstone, 2008]", ``{cite:t}`` -> "Featherstone [2008]"
   (sphinxcontrib-bibtex's author_year style as the built book shows it), linked to the
   book's references page;
-- ``{eq}`label``` -> "(n)", the number Sphinx gives the equation (a page's labelled
-  equations numbered 1, 2, ... in order), and the equation itself gets ``\\tag{n}``;
+- ``{eq}`label``` -> "(n)", the number the book shows (Sphinx numbers the labelled
+  equations 1, 2, ... through the whole book, in _toc.yml order), and the equation itself
+  gets ``\\tag{n}``;
 - ``{doc}``, ``{ref}``, ``{numref}``, ``{term}`` -> links to the published book;
   ``{index}``, ``{math}`` -> their text; ``(label)=`` targets and ``%`` comments dropped;
 - admonitions -> block quotes with a bold title; dropdowns -> ``<details>`` blocks;
@@ -137,6 +138,7 @@ class Book:
     titles: dict = field(default_factory=dict)       # page -> title
     targets: dict = field(default_factory=dict)      # label -> (page, anchor, title)
     equations: dict = field(default_factory=dict)    # label -> (page, number)
+    offsets: dict = field(default_factory=dict)      # page -> equations on earlier pages
     citations: dict = field(default_factory=dict)    # key -> (names, year)
     raw_url: str = ""                                # repository files, for images
 
@@ -158,11 +160,14 @@ def load_book(pages=None):
     org, branch = repository()
     book = Book(citations=read_bibliography(),
                 raw_url=f"https://raw.githubusercontent.com/{org}/{branch}/")
-    for page in pages:
+    total = 0
+    for page in pages:   # Sphinx numbers the equations through the book, in _toc.yml order
+        book.offsets[page] = total
         scan = Converter(book, page, strict=False)
         for source in page_sources(page):
             scan.markdown(source)
         book.titles[page] = scan.title or posixpath.basename(page)
+        total = scan.number
     for page in pages:   # the targets' titles, now that every page's are known
         scan = Converter(book, page, strict=False)
         for source in page_sources(page):
@@ -177,7 +182,7 @@ class Converter:
 
     def __init__(self, book: Book, page: str, strict: bool = True):
         self.book, self.page, self.strict = book, page, strict
-        self.number = 0          # labelled equations so far
+        self.number = book.offsets.get(page, 0)   # labelled equations so far, in the book
         self.title = None
         self.pending = []        # (label)= targets waiting for their heading
 

@@ -70,6 +70,13 @@ def test_labelled_equations_are_numbered_and_referenced(book):
         convert(book, "{eq}`nope`")
 
 
+def test_equation_numbers_run_on_from_earlier_pages(book):
+    book.offsets[PAGE] = 15
+    out = convert(book, "{eq}`a`\n\n$$\na\n$$ (a)")
+    assert out == "(16)\n\n$$\na\n\\tag{16}\n$$"
+    assert book.equations["a"] == (PAGE, 16)
+
+
 def test_links_to_the_published_book(book):
     assert convert(book, "{doc}`01_there`") == f"[There, a page]({URL}book/ch9_test/01_there.html)"
     assert convert(book, "{doc}`that <../appendix/glossary>`") == \
@@ -188,6 +195,18 @@ def test_colab_numbers_and_anchors_match_the_built_book():
         shown = re.search(rf'<span class="eqno">\(([0-9]+)\)<a class="headerlink" '
                           rf'href="#equation-{re.escape(colab.make_id(label))}"', text)
         assert shown and int(shown.group(1)) == number, (label, page, number)
+    refs = colab.read_bibliography()
+    for page in colab.toc_pages():
+        shown = " ".join(re.sub(r"<[^>]+>", " ", (html / f"{page}.html").read_text(
+            encoding="utf-8")).split())
+        shown = re.sub(r"\[ ", "[", re.sub(r" ([,\]])", r"\1", shown))
+        for role, keys in re.findall(r"\{(cite(?::[pt])?)\}`([^`]+)`",
+                                     "\n".join(colab.page_sources(page))):
+            for key in keys.split(","):
+                names, year = refs[key.strip()]
+                names = " ".join(names.replace("*", " ").split())
+                text = f"{names} [{year}]" if role == "cite:t" else f"{names}, {year}"
+                assert text in shown, f"{page}: the book does not show {text!r} for {key}"
     missing = []
     for path in colab.expected_files():
         for cell in nbformat.read(ROOT / path, as_version=4).cells:
