@@ -32,12 +32,11 @@ import posixpath
 import re
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import nbformat
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from nbexec import ROOT, toc_entries
 BOOK_DIR = "book"
 COLAB_DIR = "colab"
 BOOK_URL = "https://rbdlearn.github.io/rbdlearn/"
@@ -65,27 +64,6 @@ def repository():
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     url = config["repository"]["url"].rstrip("/")
     return url.removeprefix("https://github.com/"), config["repository"]["branch"]
-
-
-def toc_pages():
-    """Every page (docname) of _toc.yml, in order."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    pages = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            for key in ("root", "file"):
-                if key in node:
-                    pages.append(node[key])
-            for value in node.values():
-                if isinstance(value, (list, dict)):
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    return pages
 
 
 # --- citations ---------------------------------------------------------------------------
@@ -156,7 +134,7 @@ def page_sources(page):
 
 
 def load_book(pages=None):
-    pages = toc_pages() if pages is None else pages
+    pages = toc_entries() if pages is None else pages
     org, branch = repository()
     book = Book(citations=read_bibliography(),
                 raw_url=f"https://raw.githubusercontent.com/{org}/{branch}/")
@@ -172,6 +150,13 @@ def load_book(pages=None):
         scan = Converter(book, page, strict=False)
         for source in page_sources(page):
             scan.markdown(source)
+        notebook = ROOT / f"{page}.ipynb"
+        for cell in nbformat.read(notebook, as_version=4).cells if notebook.is_file() else []:
+            # a figure made by a code cell, named in its metadata (myst-nb)
+            figure = cell.metadata.get("mystnb", {}).get("figure", {})
+            if cell.cell_type == "code" and figure.get("name"):
+                book.targets[figure["name"]] = (page, make_id(figure["name"]),
+                                                scan.inline(figure.get("caption", "")))
     return book
 
 
@@ -450,7 +435,17 @@ def expected_files():
     """{repository path: text} of every Colab notebook, from the current book/."""
     book = load_book()
     return {colab_path(page): render(colab_notebook(book, page))
-            for page in toc_pages() if (ROOT / f"{page}.ipynb").is_file()}
+            for page in toc_entries() if (ROOT / f"{page}.ipynb").is_file()}
+
+
+def outdated(files):
+    """(paths whose committed text differs from `files`, Colab notebooks not in `files`)."""
+    stale = [path for path, text in files.items()
+             if not (ROOT / path).is_file()
+             or (ROOT / path).read_text(encoding="utf-8") != text]
+    extra = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / COLAB_DIR).rglob("*.ipynb")
+                   if p.relative_to(ROOT).as_posix() not in files)
+    return stale, extra
 
 
 def main(argv=None):
@@ -462,12 +457,7 @@ def main(argv=None):
         files = expected_files()
     except MystConversionError as error:
         sys.exit(f"colab: {error}")
-    stale = [path for path, text in files.items()
-             if not (ROOT / path).is_file()
-             or (ROOT / path).read_text(encoding="utf-8") != text]
-    extra = sorted(str(p.relative_to(ROOT)) for p in (ROOT / COLAB_DIR).rglob("*.ipynb")
-                   if str(p.relative_to(ROOT)) not in files) \
-        if (ROOT / COLAB_DIR).is_dir() else []
+    stale, extra = outdated(files)
     if args.check:
         if stale or extra:
             sys.exit("colab: out of date: " + ", ".join(stale + extra) +

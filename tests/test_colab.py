@@ -153,10 +153,7 @@ def expected():
 
 def test_colab_edition_is_up_to_date(expected):
     assert expected, "no notebooks in _toc.yml"
-    stale = [path for path, text in expected.items()
-             if not (ROOT / path).is_file() or (ROOT / path).read_text(encoding="utf-8") != text]
-    extra = [str(p.relative_to(ROOT)) for p in (ROOT / colab.COLAB_DIR).rglob("*.ipynb")
-             if str(p.relative_to(ROOT)) not in expected]
+    stale, extra = colab.outdated(expected)
     assert not stale and not extra, (
         f"colab/ is not what _ext/colab.py makes of book/: stale {stale}, extra {extra}; "
         f"run: {colab.REGENERATE}")
@@ -196,7 +193,7 @@ def test_colab_numbers_and_anchors_match_the_built_book():
                           rf'href="#equation-{re.escape(colab.make_id(label))}"', text)
         assert shown and int(shown.group(1)) == number, (label, page, number)
     refs = colab.read_bibliography()
-    for page in colab.toc_pages():
+    for page in colab.toc_entries():
         shown = " ".join(re.sub(r"<[^>]+>", " ", (html / f"{page}.html").read_text(
             encoding="utf-8")).split())
         shown = re.sub(r"\[ ", "[", re.sub(r" ([,\]])", r"\1", shown))
