@@ -31,6 +31,7 @@ import argparse
 import posixpath
 import re
 import sys
+import textwrap
 from dataclasses import dataclass, field
 
 import nbformat
@@ -217,10 +218,14 @@ class Converter:
                     out.append("\n" + "\n".join(lines[i:end + 1]) + "\n")
                 i = end + 1
                 continue
-            if stripped.startswith("$$"):
-                flush()
+            rest = stripped[2:]
+            if stripped.startswith("$$") and ("$$" not in rest or MATH_CLOSE.match(rest)):
+                flush()   # display maths (not a line that starts with inline $$x$$ text)
                 end, label, maths = self._maths(lines, i)
-                out.append(self.equation(maths, label))
+                indent = line[: len(line) - len(line.lstrip())]
+                out.append("\n".join(indent + row if row else row for row in
+                                     self.equation(textwrap.dedent(maths), label)
+                                     .split("\n")))
                 i = end + 1
                 continue
             run.append(line)

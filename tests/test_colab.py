@@ -70,6 +70,11 @@ def test_labelled_equations_are_numbered_and_referenced(book):
         convert(book, "{eq}`nope`")
 
 
+def test_maths_in_a_list_item_and_inline_double_dollars(book):
+    out = convert(book, "- item\n\n  $$\n  a\n  $$ (a)\n\n$$x$$ is inline here\nnext")
+    assert out == "- item\n\n  $$\n  a\n  \\tag{1}\n  $$\n\n$$x$$ is inline here\nnext"
+
+
 def test_equation_numbers_run_on_from_earlier_pages(book):
     book.offsets[PAGE] = 15
     out = convert(book, "{eq}`a`\n\n$$\na\n$$ (a)")
