@@ -365,7 +365,10 @@ class Converter:
             return f"[{label.replace('%s', '').strip()}]({self.book.url(page, anchor)})"
         if name == "term":
             term = text if text is not None else target
-            return f"[{term}]({self.book.url(GLOSSARY_PAGE, 'term-' + make_id(target))})"
+            # the id Sphinx gives a glossary term (capitals kept, unlike docutils' make_id)
+            from sphinx.util.nodes import _make_id
+
+            return f"[{term}]({self.book.url(GLOSSARY_PAGE, _make_id('term-' + target))})"
         return self.fail(f"the role {{{name}}} has no Colab form (add one to _ext/colab.py)")
 
     def cite(self, name, keys):

@@ -89,7 +89,7 @@ def test_links_to_the_published_book(book):
     assert convert(book, "{ref}`sec-there`") == \
         f"[A section]({URL}book/ch9_test/01_there.html#sec-there)"
     assert convert(book, "{term}`mass <Spatial inertia>`") == \
-        f"[mass]({URL}book/appendix/glossary.html#term-spatial-inertia)"
+        f"[mass]({URL}book/appendix/glossary.html#term-Spatial-inertia)"
     with pytest.raises(colab.MystConversionError, match="no page book/ch9_test/03_x"):
         convert(book, "{doc}`03_x`")
     with pytest.raises(colab.MystConversionError, match=r"\{ref\}`nowhere`"):
