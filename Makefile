@@ -11,7 +11,7 @@ PYTEST := $(BIN)/python -m pytest
 JB_FLAGS := -W -n --keep-going
 
 .DEFAULT_GOAL := help
-.PHONY: help venv offline book book-force test lab clean bench strip
+.PHONY: help venv offline book book-force test lab clean bench strip colab
 
 help:
 	@echo "make book   build the HTML book (prints the path of index.html)"
@@ -20,6 +20,7 @@ help:
 	@echo "make book-force  build the book re-executing every notebook and re-reading every page"
 	@echo "make bench  time rbdlearn against Pinocchio"
 	@echo "make strip  remove outputs from the notebooks before committing"
+	@echo "make colab  write the Colab edition colab/ of the notebooks (after editing book/)"
 	@echo "make clean  remove _build (keeps .venv and node_modules)"
 
 # Python writes the bytecode of each module it imports (to __pycache__/, ignored by git) also
@@ -231,3 +232,9 @@ export STRIP_PY
 
 strip: $(STAMP)
 	$(BIN)/python -c "$$STRIP_PY"
+
+# The Colab edition: colab/<path under book/>.ipynb, each notebook's MyST turned into the
+# Markdown Colab renders (_ext/colab.py). Committed, as Colab opens notebooks from GitHub;
+# tests/test_colab.py fails when it is older than book/.
+colab: $(STAMP)
+	$(BIN)/python _ext/colab.py

@@ -23,6 +23,9 @@ import yaml
 
 from test_notebooks_clean import ROOT, pinned, toc_entries
 
+sys.path.insert(0, str(ROOT / "_ext"))
+import colab  # noqa: E402
+
 BINDER = ROOT / "binder"
 
 
@@ -205,6 +208,11 @@ def test_every_notebook_page_has_binder_and_colab_buttons():
     for page in pages:
         text = (html / f"{page}.html").read_text(encoding="utf-8")
         binder = f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=lab/tree/{page}.ipynb"
-        colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{page}.ipynb"
-        missing += [f"{page}: {url}" for url in (binder, colab) if url not in text]
+        # Colab opens the Colab edition (_ext/colab.py), Binder the notebook itself
+        edition = colab.colab_path(page)
+        colab_url = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{edition}"
+        missing += [f"{page}: {url}" for url in (binder, colab_url) if url not in text]
+        assert (ROOT / edition).is_file(), f"{edition}: no Colab edition (run make colab)"
+        assert f"colab.research.google.com/github/{repo}/blob/{branch}/{page}.ipynb" \
+            not in text, f"{page}: Colab opens the notebook in book/, not the Colab edition"
     assert not missing, "launch buttons missing:\n" + "\n".join(missing)
