@@ -140,8 +140,9 @@ def front_matter(config, tree, titles, first_page, base):
             rows += [entry(s, 2) for s in sections]
     title, _, subtitle = config["title"].partition(" — ")
     built = datetime.date.today().isoformat()
-    return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><style>
-body {{ font-family: "DejaVu Serif", serif; color: #111; margin: 0; }}
+    return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<link rel="stylesheet" href="{base}_static/offline/fonts/noto-sans-jp.css"><style>
+body {{ font-family: "DejaVu Serif", "rbdlearn Noto Sans JP", serif; color: #111; margin: 0; }}
 .title {{ height: 250mm; display: flex; flex-direction: column; justify-content: center;
           text-align: center; break-after: page; }}
 .title h1 {{ font-size: 40pt; margin: 0 0 8mm; }}
@@ -238,6 +239,7 @@ def build_pdf(html_dir, out=None, log=print):
             for doc in docs:
                 first_page[doc], n = n, n + len(parts[doc].pages)
             page.set_content(front_matter(config, tree, titles, first_page, site.base))
+            page.evaluate("document.fonts.ready.then(() => true)")
             front = PdfReader(io.BytesIO(page.pdf(**PAPER, print_background=True)))
             if len(front.pages) == front_pages:
                 break
@@ -252,6 +254,7 @@ def build_pdf(html_dir, out=None, log=print):
             writer.append(parts[doc], import_outline=False)
         for k in range(1, total):                       # no number on the title page
             writer.pages[k].merge_page(numbers.pages[k])
+            writer.pages[k].compress_content_streams()   # merging left them uncompressed
         first_index = {doc: first_page[doc] - 1 for doc in docs}
         link_inside(writer, site.base, first_index)
 
@@ -276,7 +279,7 @@ def build_pdf(html_dir, out=None, log=print):
     with open(out, "wb") as f:
         writer.write(f)
     size_mb = out.stat().st_size / 1e6
-    log(f"{out}: {total} pages, {size_mb:.1f} MB, {time.monotonic() - t0:.0f} s")
+    print(f"{out}: {total} pages, {size_mb:.1f} MB, {time.monotonic() - t0:.0f} s")
     link_size(html_dir, size_mb)
     return out
 
@@ -296,13 +299,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("html", nargs="?", default=ROOT / "_build" / "html",
                         help="the built HTML book (default: _build/html)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="report only the finished PDF, not each page")
     args = parser.parse_args(argv)
     if not (Path(args.html) / "index.html").is_file():
         raise SystemExit(f"no built book in {args.html}: run `make book` first")
     if not CHROMIUM.exists():
         raise SystemExit(f"the PDF is printed by {CHROMIUM} "
                          "(Debian: apt-get install chromium-headless-shell)")
-    build_pdf(args.html)
+    build_pdf(args.html, log=print if not args.quiet else lambda line: None)
 
 
 if __name__ == "__main__":
