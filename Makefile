@@ -117,11 +117,12 @@ book: $(STAMP) $(OFFLINE_STAMP) $(FONT_CSS)
 
 # The whole book as one PDF, _build/html/rbdlearn.pdf, which the intro page links to (with
 # its size): every page of _toc.yml printed by Chromium's headless shell, joined by pypdf
-# (_ext/pdf.py). Not part of `make book`: printing the 34 pages took 6-8 min on this
+# (_ext/pdf.py). Not part of `make book`: printing the 34 pages took 5-8 min on this
 # two-core machine shared with other jobs (load 5-12), against about 1 min for the build.
 # Build the published site with `make pdf`.
+PDF_PRINT := $(BIN)/python _ext/pdf.py
 pdf: book
-	@$(BIN)/python _ext/pdf.py --quiet _build/html
+	@$(PDF_PRINT) --quiet _build/html
 
 # The nightly CI build: every notebook executed again (its cache dropped) and every page
 # re-read (--all), so nothing can hide behind a cache.
@@ -187,7 +188,7 @@ test:
 	  $(PYTEST) -p no:cacheprovider -m book tests/test_book_build.py >> $(BUILD_LOG) 2>&1; \
 	  rc=$$?; echo "book build done after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); \
 	  if [ $$rc = 0 ] && [ -x $(CHROMIUM) ]; then \
-	    $(BIN)/python _ext/pdf.py --quiet $(TEST_HTML) >> $(BUILD_LOG) 2>&1 || rc=1; \
+	    $(PDF_PRINT) --quiet $(TEST_HTML) >> $(BUILD_LOG) 2>&1 || rc=1; \
 	    echo "PDF printed after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); fi; \
 	  exit $$rc ) & build=$$!; \
 	$(PYTEST) -n 5 --dist worksteal -m "not book" tests book || status=$$?; \
@@ -195,7 +196,8 @@ test:
 	wait $$build || { status=1; build_failed=1; }; \
 	wait $$fp2 || { status=1; fp2_failed=1; }; \
 	tail -n 40 $(BUILD_LOG); [ -z "$$build_failed" ] || echo "FAILED: the book's web" \
-	    "assets (make offline) or its build (tests/test_book_build.py): see $(BUILD_LOG)"; \
+	    "assets (make offline) or its build (tests/test_book_build.py, then its PDF," \
+	    "_ext/pdf.py): see $(BUILD_LOG)"; \
 	tail -n 40 $(FP2_LOG); [ -z "$$fp2_failed" ] || echo "FAILED under the second" \
 	    "floating-point environment: see $(FP2_LOG)"; \
 	t3=$$(date +%s); \

@@ -258,21 +258,21 @@ def build_pdf(html_dir, out=None, log=print):
         first_index = {doc: first_page[doc] - 1 for doc in docs}
         link_inside(writer, site.base, first_index)
 
-    writer.add_outline_item("Contents", page_number=1)
+    outline = writer.add_outline_item
+    outline(title="Contents", page_number=1)
     for caption, chapters in tree:
-        parent = (writer.add_outline_item(caption, page_number=first_index[chapters[0][0]])
-                  if caption else None)
+        part = (outline(title=caption, page_number=first_index[chapters[0][0]])
+                if caption else None)
         for chapter, sections in chapters:
-            item = writer.add_outline_item(titles[chapter], page_number=first_index[chapter],
-                                           parent=parent)
+            item = outline(title=titles[chapter], page_number=first_index[chapter],
+                           parent=part)
             for doc in [chapter, *sections]:
                 below = item
                 if doc != chapter:
-                    below = writer.add_outline_item(titles[doc], page_number=first_index[doc],
-                                                    parent=item)
+                    below = outline(title=titles[doc], page_number=first_index[doc],
+                                    parent=item)
                 for heading, k in _headings(parts[doc]):
-                    writer.add_outline_item(heading, page_number=first_index[doc] + k,
-                                            parent=below)
+                    outline(title=heading, page_number=first_index[doc] + k, parent=below)
     writer.add_metadata({"/Title": config["title"], "/Author": config.get("author", "")})
     writer.page_mode = "/UseOutlines"
     writer.compress_identical_objects(remove_duplicates=True, remove_unreferenced=True)
