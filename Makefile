@@ -118,7 +118,7 @@ book: $(STAMP) $(OFFLINE_STAMP) $(FONT_CSS)
 # The whole book as one PDF, _build/html/rbdlearn.pdf, which the intro page links to (with
 # its size): every page of _toc.yml printed by Chromium's headless shell, joined by pypdf
 # (_ext/pdf.py). Not part of `make book`: printing the 34 pages took 5-8 min on this
-# two-core machine shared with other jobs (load 5-12), against about 1 min for the build.
+# two-core machine shared with other jobs (load 5-15), against about 1 min for the build.
 # Build the published site with `make pdf`.
 PDF_PRINT := $(BIN)/python _ext/pdf.py
 pdf: book
