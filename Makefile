@@ -11,12 +11,13 @@ PYTEST := $(BIN)/python -m pytest
 JB_FLAGS := -W -n --keep-going
 
 .DEFAULT_GOAL := help
-.PHONY: help venv offline book book-force test lab clean bench strip colab
+.PHONY: help venv offline book book-force pdf test lab clean bench strip colab
 
 help:
 	@echo "make book   build the HTML book (prints the path of index.html)"
 	@echo "make test   unit tests + every notebook (executed once) + book build + browser tests"
 	@echo "make lab    open the notebooks in JupyterLab"
+	@echo "make pdf    build the book, then the whole book as one PDF (_build/html/rbdlearn.pdf)"
 	@echo "make book-force  build the book re-executing every notebook and re-reading every page"
 	@echo "make bench  time rbdlearn against Pinocchio"
 	@echo "make strip  remove outputs from the notebooks before committing"
@@ -114,6 +115,15 @@ book: $(STAMP) $(OFFLINE_STAMP) $(FONT_CSS)
 	    || { cat _build/jupyter-book.log; exit 1; }
 	@echo "$(CURDIR)/_build/html/index.html"
 
+# The whole book as one PDF, _build/html/rbdlearn.pdf, which the intro page links to (with
+# its size): every page of _toc.yml printed by Chromium's headless shell, joined by pypdf
+# (_ext/pdf.py). Not part of `make book`: printing the 34 pages took 5-8 min on this
+# two-core machine shared with other jobs (load 5-15), against about 1 min for the build.
+# Build the published site with `make pdf`.
+PDF_PRINT := $(BIN)/python _ext/pdf.py
+pdf: book
+	@$(PDF_PRINT) --quiet _build/html
+
 # The nightly CI build: every notebook executed again (its cache dropped) and every page
 # re-read (--all), so nothing can hide behind a cache.
 book-force: $(STAMP)
@@ -136,7 +146,8 @@ book-force: $(STAMP)
 #      every notebook is in the cache (nbexec.py --wait-until-cached), while the unit
 #      tests go on: it reads every notebook from that cache (and fails if it had to
 #      execute one); Sphinx uses one core, and alone after the tests it left the other
-#      idle;
+#      idle; then the PDF of that build (_ext/pdf.py; tests/test_pdf.py checks it in
+#      step 2);
 #    - the tests and notebooks marked `fp_sensitive` (pivoting, iteration, near-singular
 #      solves) under a second floating-point environment (FP2 below: OpenBLAS forced to an
 #      older kernel, numpy's newest SIMD paths off; the notebooks executed afresh, not
@@ -176,13 +187,17 @@ test:
 	  echo "book build started after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); \
 	  $(PYTEST) -p no:cacheprovider -m book tests/test_book_build.py >> $(BUILD_LOG) 2>&1; \
 	  rc=$$?; echo "book build done after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); \
+	  if [ $$rc = 0 ] && [ -x $(CHROMIUM) ]; then \
+	    $(PDF_PRINT) --quiet $(TEST_HTML) >> $(BUILD_LOG) 2>&1 || rc=1; \
+	    echo "PDF printed after $$(( $$(date +%s) - t1 )) s" >> $(BUILD_LOG); fi; \
 	  exit $$rc ) & build=$$!; \
 	$(PYTEST) -n 5 --dist worksteal -m "not book" tests book || status=$$?; \
 	t2=$$(date +%s); touch $(STEP1_DONE); \
 	wait $$build || { status=1; build_failed=1; }; \
 	wait $$fp2 || { status=1; fp2_failed=1; }; \
 	tail -n 40 $(BUILD_LOG); [ -z "$$build_failed" ] || echo "FAILED: the book's web" \
-	    "assets (make offline) or its build (tests/test_book_build.py): see $(BUILD_LOG)"; \
+	    "assets (make offline) or its build (tests/test_book_build.py, then its PDF," \
+	    "_ext/pdf.py): see $(BUILD_LOG)"; \
 	tail -n 40 $(FP2_LOG); [ -z "$$fp2_failed" ] || echo "FAILED under the second" \
 	    "floating-point environment: see $(FP2_LOG)"; \
 	t3=$$(date +%s); \

@@ -42,11 +42,14 @@ def project(tmp_path_factory):
     ("worksteal -m not book", None),                      # the tests and notebooks
     ("fp_sensitive", "FAILED under the second floating-point environment"),
     ("tests/test_book_build.py", "FAILED: the book's web assets (make offline) or its build"),
+    ("pdf.py --quiet", "FAILED: the book's web assets (make offline) or its build"),  # its PDF
     ("-rs", None),                                        # the browser tests
 ])
 def test_make_test_fails_when_a_part_fails(project, fail_on, says):
     stamps = [f"{name}=stamps/{name}" for name in STAMPS]
-    proc = subprocess.run(["make", "test", *stamps, f"PYTEST={project / 'stand_in_pytest'}"],
+    stand_in = project / "stand_in_pytest"
+    proc = subprocess.run(["make", "test", *stamps, f"PYTEST={stand_in}",
+                           f"PDF_PRINT={stand_in} pdf.py"],
                           cwd=project, capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, FAIL_ON=fail_on or "\n"))
     log = proc.stdout + proc.stderr
