@@ -690,3 +690,15 @@ def test_long_cells_to_split_are_still_there():
                   if shown_in_full(cell) and len(cell.source.splitlines()) > MAX_SHOWN_CELL}
     gone = LONG_CELLS_TO_SPLIT - shown_long
     assert not gone, f"split or shortened, remove from LONG_CELLS_TO_SPLIT: {sorted(gone)}"
+
+
+@pytest.mark.parametrize("path", book_notebooks(), ids=rel)
+def test_folded_code_is_collapsed_in_jupyterlab(path):
+    # What the book folds behind "Show code" (hide-input), JupyterLab collapses too.
+    nb = nbformat.read(path, as_version=4)
+    open_ = [f"cell {index}: {cell.source.splitlines()[0][:60]!r}"
+             for index, cell in enumerate(nb.cells)
+             if cell.cell_type == "code" and "hide-input" in cell.metadata.get("tags", [])
+             and not collapsed_in_jupyterlab(cell)]
+    assert not open_, (f"{rel(path)}: hide-input cells open in JupyterLab (set metadata "
+                       '"jupyter": {"source_hidden": true}):\n  ' + "\n  ".join(open_))
