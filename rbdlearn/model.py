@@ -29,6 +29,7 @@ __all__ = ["Model", "Pointers", "pointers", "check_flag", "check_inertia",
            "neutral_q", "random_q", "integrate_q", "without_gravity",
            "planar_chain", "random_tree", "floating_base", "GRAVITY"]
 
+#: The default gravity, a spatial acceleration: 9.81 m/s² along −z.
 GRAVITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -9.81])
 """Default gravity: a spatial acceleration of 9.81 m/s² along −z of the base frame."""
 _frozen(GRAVITY)                     # each Model gets its own copy; the default stays put
@@ -41,7 +42,7 @@ def _numeric(a):
 
 
 def check_flag(value, name):
-    """Raise :class:`ArgumentTypeError` naming ``name`` unless ``value`` is True or False
+    """Raise :class:`.ArgumentTypeError` naming ``name`` unless ``value`` is True or False
     (a string such as "false" is truthy: taken as a flag it would mean True)."""
     if not isinstance(value, bool):
         raise ArgumentTypeError(f"{name} must be True or False, got {value!r}")
