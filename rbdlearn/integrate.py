@@ -82,7 +82,6 @@ __all__ = ["Trajectory", "simulate", "time_grid", "joint_forces", "rk4_step", "e
 
 METHODS = ("rk4", "semi_implicit_euler", "variational")
 
-#: The most memory, in bytes, that the arrays of one trajectory may take (4 GiB).
 MAX_TRAJECTORY_BYTES = 4 * 2**30
 """The most memory (4 GiB) the stored states of one simulation may take: every
 ``simulate`` of the package refuses, before it starts, a run that would need more (see

@@ -40,7 +40,6 @@ __all__ = ["Revolute", "Prismatic", "Spherical", "SphericalZYX", "zyx_angles", "
            "swing_twist", "swing_twist_factors", "from_swing_twist",
            "swing_twist_limit_violation", "Gear"]
 
-#: How far from 1 the norm of a unit quaternion, or of Pinocchio's (cos θ, sin θ), may be.
 UNIT_TOL = 1e-6
 """How far from 1 the norm of a numeric quaternion may be before it is rejected."""
 

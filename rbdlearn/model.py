@@ -29,7 +29,6 @@ __all__ = ["Model", "Pointers", "pointers", "check_flag", "check_inertia",
            "neutral_q", "random_q", "integrate_q", "without_gravity",
            "planar_chain", "random_tree", "floating_base", "GRAVITY"]
 
-#: The default gravity, a spatial acceleration: 9.81 m/s² along −z.
 GRAVITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -9.81])
 """Default gravity: a spatial acceleration of 9.81 m/s² along −z of the base frame."""
 _frozen(GRAVITY)                     # each Model gets its own copy; the default stays put

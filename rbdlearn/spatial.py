@@ -458,7 +458,6 @@ def mm_flops(a, b, c):
 # Vectors of the y-z plane: a motion [ω, 0, 0, 0, v_y, v_z] about x, a force
 # [n, 0, 0, 0, f_y, f_z]; the book's planar pictures and its plate example use them.
 
-#: The 6 × 3 basis of the y-z plane's vectors (the three columns above).
 PLANE_S = np.eye(6)[:, [0, 4, 5]]
 """Motion subspace of a body free to move in the y-z plane: ω_x, v_y, v_z."""
 
