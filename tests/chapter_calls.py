@@ -4,7 +4,8 @@ test_api_reference.py and test_book_build.py.
 
 A chapter is a `file` entry of _toc.yml with its sections, read in the order of the toc;
 its pages' cells are numbered in that order (a Markdown page counts as one cell). A call
-is an `ast.Call`, in a code cell the book shows (not tagged remove-cell), whose function resolves, through the cell's imports of rbdlearn (`import
+is an `ast.Call`, in a code cell whose code the book shows (not tagged remove-cell
+or remove-input), whose function resolves, through the cell's imports of rbdlearn (`import
 rbdlearn as rbd`, `from rbdlearn import spatial as S`, `from rbdlearn.spatial import
 plux`), to a public object (tests/api_names.py). A link is a Markdown link in a Markdown
 cell to the object's entry, [`rbd.rnea`](#rbdlearn.rnea): MyST finds the target
@@ -105,7 +106,7 @@ def chapter_uses(chapter):
         names = {}
         for cell_no, (kind, source, tags) in enumerate(page_cells(entry)):
             where = (page_no, cell_no)
-            if kind == "code" and "remove-cell" not in tags:   # a cell the book shows
+            if kind == "code" and not {"remove-cell", "remove-input"} & set(tags):  # shown
                 for name in cell_calls(source, names):
                     calls.setdefault(name, where)
             elif kind == "markdown":
