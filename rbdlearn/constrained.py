@@ -72,7 +72,7 @@ def floor(height=0.0):
 
 
 def sphere(center, radius):
-    """The sphere |r − c| = ρ, as C(r) = (|r − c|² − ρ²)/2: ∇C = r − c, d∇C/dt = ṙ.
+    """The sphere ``|r − c| = ρ``, as ``C(r) = (|r − c|² − ρ²)/2``: ∇C = r − c, d∇C/dt = ṙ.
     (A cylinder or circle for a planar arm: the same C restricted to its plane.)"""
     c = np.asarray(center, dtype=float)
     if c.shape != (3,) or not radius > 0:
@@ -89,7 +89,7 @@ class ConstrainedArm:
     ``surface``; ``damping``: the viscous joint damping D (a scalar or one per velocity);
     ``friction``: K in f_t = K f_n. ``baumgarte = (α, β)`` replaces C̈ = 0 by
     C̈ + 2α Ċ + β² C = 0 to pull a drifting hand back onto the surface (the paper: 0, 0).
-    ``slip_speed``: below this hand speed [m/s] the sliding direction ṙ/|ṙ| is taken
+    ``slip_speed``: below this hand speed [m/s] the sliding direction ``ṙ/|ṙ|`` is taken
     as undefined and there is no friction (see :func:`contact_state`)."""
     model: Model
     body: int
@@ -181,7 +181,7 @@ class ContactState:
 def contact_state(arm, q, qd):
     """Evaluate :class:`ContactState` at ``(q, q̇)``.
 
-    The friction direction is ṙ/|ṙ| (eq. 6) — taken in the tangent plane, so that a
+    The friction direction is ``ṙ/|ṙ|`` (eq. 6) — taken in the tangent plane, so that a
     drifting hand's normal velocity does not tilt it — undefined at rest; below
     ``arm.slip_speed`` the hand counts as not sliding and ``t_hat`` is zero — the paper's
     law f_t = K f_n says nothing about static friction, and this is the choice under

@@ -3,7 +3,7 @@
 between bodies): the contact model on a tree — the points' maps Φ, the Delassus operator,
 the contact velocities, the LCP formulation ``contact_lcp``, ``solve_contacts``,
 ``plane_contacts``, and the time stepping ``step`` and ``simulate``. The problem without
-the tree (:class:`Contact`, its checks) and its solvers (``lemke``, ``pgs``,
+the tree (:class:`.Contact`, its checks) and its solvers (``lemke``, ``pgs``,
 ``contact_residuals``) are in ``rbdlearn.lcp``.
 
 A time step of length h first moves the velocities without contact forces,
@@ -28,7 +28,7 @@ Stewart and Trinkle (1996) and Anitescu and Potra (1997), solved here by Lemke's
 complementary pivoting (``lcp.lemke``) or, contact by contact, by projected Gauss–Seidel
 (``lcp.pgs``, which also takes the circular cone). The problems a simulation produces are
 degenerate (redundant contacts, ties decided by round-off), so ``lemke`` guards its
-walk and checks its answer, and :func:`solve_contacts` checks every answer against the
+walk and checks its answer, and :func:`.solve_contacts` checks every answer against the
 contact conditions themselves (``lcp.contact_residuals``) before returning it.
 """
 
@@ -71,7 +71,7 @@ def delassus(model, q, contacts):
 
 
 def _delassus(model, q, sides, T_Theta=None):
-    """:func:`delassus` from the contacts' ``sides`` (:func:`_sides_Phi`) and, if given,
+    """:func:`.delassus` from the contacts' ``sides`` (:func:`_sides_Phi`) and, if given,
     ``T_Theta = theta_recursion(model, q)``."""
     T_Theta = theta_recursion(model, q) if T_Theta is None else T_Theta
     Lam = {}                                         # Λ_ab, once per pair of bodies
@@ -97,7 +97,7 @@ def _jacobian(model, q, cs):
 
 def delassus_dense(model, q, contacts):
     """J H⁻¹ Jᵀ from the point Jacobians and the inertia matrix (CRBA): the
-    cross-check of :func:`delassus`, O(nv³)."""
+    cross-check of :func:`.delassus`, O(nv³)."""
     (q,) = check_state(model, q=q)
     J = _jacobian(model, q, _check_contacts(model, contacts))
     return J @ np.linalg.solve(crba(model, q), J.T)
@@ -119,8 +119,8 @@ def _contact_velocities(X0, v, cs):
 
 def contact_lcp(K, v, contacts, h=None, d=4):
     """``(M, b, G)`` of the LCP w = M z + b with z = [P_n (m); β (m d); λ (m)] for the
-    ``contacts`` (a list of :class:`Contact`), their Delassus matrix K
-    (:func:`delassus`) and free velocities v (m x 3, :func:`contact_velocities`):
+    ``contacts`` (a list of :class:`.Contact`), their Delassus matrix K
+    (:func:`.delassus`) and free velocities v (m x 3, :func:`contact_velocities`):
 
         M = [[NᵀKN, NᵀKD, 0], [DᵀKN, DᵀKD, E], [diag μ, −Eᵀ, 0]],
         b = [Nᵀv* + φ/h; Dᵀv*; 0],
@@ -150,7 +150,7 @@ class ContactSolution:
     """The contact impulses of one step: ``P`` (m x 3, world axes, on ``body``; −P on
     ``other``), their normal parts ``P_n`` (m), ``v_before`` / ``v_after`` the contact
     velocities (m x 3) without and with the impulses, ``dqd`` = H⁻¹ Jᵀ P, ``solver``,
-    ``residuals`` (:class:`ContactResiduals`, the check the answer passed), and the
+    ``residuals`` (:class:`.ContactResiduals`, the check the answer passed), and the
     solver's own record: ``residual`` (Lemke: of its LCP, PGS: of its natural map, both
     relative) and ``iterations`` (pivots or sweeps); for Lemke also the LCP's ``z``,
     ``w`` (z = [P_n; β; λ]; λ is the sliding speed)."""
@@ -167,15 +167,16 @@ class ContactSolution:
     w: np.ndarray = None
 
 
-MU_LCP = 1e3     # the largest μ that solve_contacts hands to Lemke (see there)
+#: The largest friction coefficient μ that :func:`.solve_contacts` hands to Lemke (see there).
+MU_LCP = 1e3
 
 
 def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
                    friction="pyramid", tol=1e-9, max_iter=5000, accept=1e-6):
-    """The impulses P that the ``contacts`` (a list of :class:`Contact`, one Contact, or a
+    """The impulses P that the ``contacts`` (a list of :class:`.Contact`, one Contact, or a
     function of q giving them) apply to a system moving with ``qd`` (for a time step:
     the free velocity q̇*) at ``q``: the LCP of the module docstring with the Delassus
-    operator of :func:`delassus`, by ``solver`` "lemke" (the pyramid with ``d``
+    operator of :func:`.delassus`, by ``solver`` "lemke" (the pyramid with ``d``
     directions, to the relative tolerance ``tol``) or "pgs" (``friction`` "pyramid" or
     "cone", to ``tol``, at most ``max_iter`` sweeps). ``h``: the step, for the gaps
     (None: a pure impulse, gaps ignored).
@@ -185,10 +186,10 @@ def solve_contacts(model, q, qd, contacts, h=None, solver="lemke", d=4,
     carries 1e-5 N s of friction). The answer is checked against the true μ: it is one
     of the true problem unless a pressed contact needs friction beyond 1e3 P_n.
 
-    Every answer is checked against the contact conditions (:func:`contact_residuals`)
+    Every answer is checked against the contact conditions (:func:`.contact_residuals`)
     before it is returned: beyond ``accept`` (relative), Lemke's answer raises
     :class:`LCPError` and PGS's warns (:class:`ContactWarning`, as when it stops before
-    ``tol``). Returns a :class:`ContactSolution`; ``dqd`` comes from the ABA at rest
+    ``tol``). Returns a :class:`.ContactSolution`; ``dqd`` comes from the ABA at rest
     without gravity, on the articulated inertias that K was built from."""
     q, qd = check_state(model, q=q, qd=qd)
     cs = _check_contacts(model, _contacts_at(contacts, q))
@@ -284,10 +285,10 @@ def _contacts_at(contacts, q):
 
 def step(model, q, qd, tau, h, contacts, **solver_options):
     """One time step through contact (semi-implicit, velocity level):
-    q̇* = q̇ + h H⁻¹(τ − C) (ABA), q̇⁺ = q̇* + H⁻¹ Jᵀ P (:func:`solve_contacts`; the
+    q̇* = q̇ + h H⁻¹(τ − C) (ABA), q̇⁺ = q̇* + H⁻¹ Jᵀ P (:func:`.solve_contacts`; the
     impulse response by an ABA at rest without gravity), q⁺ = q ⊕ h q̇⁺ on the
     configuration's Lie group (:func:`rbdlearn.integrate_q`). ``contacts``: a list of
-    :class:`Contact`, one Contact, or a function of q giving them (empty or None: no
+    :class:`.Contact`, one Contact, or a function of q giving them (empty or None: no
     contact this step). Returns ``(q⁺, q̇⁺, solution)``, ``solution`` None without
     contacts."""
     q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
@@ -302,7 +303,7 @@ def step(model, q, qd, tau, h, contacts, **solver_options):
 @dataclass(frozen=True, eq=False)
 class ContactTrajectory(Trajectory):
     """A run of :func:`simulate`: the :class:`~rbdlearn.integrate.Trajectory` ``t`` (n+1),
-    ``q``, ``qd`` (rows), and per step the list ``solutions`` (a :class:`ContactSolution`
+    ``q``, ``qd`` (rows), and per step the list ``solutions`` (a :class:`.ContactSolution`
     or None) and the ``contacts`` used."""
     solutions: list = field(default_factory=list)
     contacts: list = field(default_factory=list)
@@ -312,7 +313,7 @@ def simulate(model, q0, qd0, t_end, dt, *, contacts, tau=None, **solver_options)
     """Steps of :func:`step` from (q0, qd0) at t = 0 to ``t_end``, of length ``dt`` (the
     last one shortened to end at ``t_end``, :func:`~rbdlearn.integrate.time_grid`);
     ``contacts`` as in :func:`step`; ``tau``: joint forces, a vector or a function of
-    (t, q, qd) (default zero); ``solver_options`` go to :func:`solve_contacts`. A state
+    (t, q, qd) (default zero); ``solver_options`` go to :func:`.solve_contacts`. A state
     that overflows, or a singular mass matrix, ends the run with a ValueError that says
     when; a run whose states would not fit in ``integrate.MAX_TRAJECTORY_BYTES`` is
     refused before it starts. Returns a :class:`ContactTrajectory`."""

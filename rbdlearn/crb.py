@@ -106,8 +106,8 @@ def _crba(model, q):
 
 
 def forward_dynamics_crb(model, q, qd, tau, f_ext=None):
-    """q̈ from H q̈ = τ − b: b by RNEA with q̈ = 0, H by CRBA, H = Lᵀ L by :func:`ltl`, then
-    the two triangular solves of :func:`ltl_solve`. A singular H raises
+    """q̈ from H q̈ = τ − b: b by RNEA with q̈ = 0, H by CRBA, H = Lᵀ L by :func:`.ltl`, then
+    the two triangular solves of ``ltl_solve()``. A singular H raises
     :class:`SingularMassMatrix`, naming the joint."""
     q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
     b = rnea(model, q, qd, np.zeros(model.nv), f_ext)
@@ -149,7 +149,7 @@ def ltl(model, H):
 
 
 def ltl_solve(model, L, x):
-    """The solution of Lᵀ L y = x (L from :func:`ltl`): Lᵀ z = x from the last coordinate
+    """The solution of Lᵀ L y = x (L from :func:`.ltl`): Lᵀ z = x from the last coordinate
     to the first, then L y = z from the first to the last, each row along its path."""
     x, paths = np.array(x, dtype=np.result_type(L, x)), coordinate_paths(model)
     for k in reversed(range(model.nv)):                                # Lᵀ z = x
@@ -210,10 +210,12 @@ def _composites(model, X0):
 
 
 def composite_3vector(model, q):
-    """Mass, centre of mass and rotational inertia of every composite body, from the leaves:
+    """Mass, centre of mass and rotational inertia of every composite body, from the leaves::
+
         m_C[i]  = m_i + Σ_k m_C[k]                                   (C-1)
         c_C[i]  = (m_i c_i + Σ_k m_C[k] c_C[k]) / m_C[i]             (C-2)
         Ic_C[i] = Ī_i − m_i (c_i − c_C[i])×² + Σ_k (Ic_C[k] − m_C[k] (c_C[k] − c_C[i])×²)  (C-3)
+
     over the children k of i (the source, in base instead of link coordinates, so no
     rotation ⁱR_k of the children's inertias is needed). Returns a :class:`Composite`."""
     (q,) = check_state(model, q=q)
@@ -227,9 +229,12 @@ def crba_3vector(model, q):
     angular acceleration of body i and the acceleration of its origin p_i when that one
     joint velocity accelerates at unit rate (free and spherical joints: rotations about
     axes through p_i, translations along axes). With nothing moving, the composite body C_i
-    needs the force and the moment about p_i
+    needs the force and the moment about p_i::
+
         f̂ = m_C (Z_L + Z_A × (c_C − p_i)),    n̂ = Ic_C Z_A + (c_C − p_i) × f̂      (C-4)
-    and joint j on the path to the root, whose origin is p_j, carries its projection
+
+    and joint j on the path to the root, whose origin is p_j, carries its projection::
+
         H_ji = Z_Ajᵀ (n̂ + (p_i − p_j) × f̂) + Z_Ljᵀ f̂,    H_ij = H_jiᵀ              (C-5)
     """
     (q,) = check_state(model, q=q)
@@ -295,10 +300,10 @@ def operation_counts(model):
     smaller on a branched tree. ``tests/test_crb.py`` counts the operations of a run of
     ``crba`` and checks this count against them.
     ltl: per coordinate k, with a = the coordinates before k on its path
-    (``coordinate_paths``): one square root, |a| divisions and, for the m-th entry of a,
-    m + 1 products and m + 1 subtractions: O(Σ_k |a_k|²), at most nv³/3 (a chain).
-    ltl_solve: per coordinate, 1 division and |a| products and subtractions (Lᵀ z = x),
-    then a dot product of length |a|, a subtraction and a division (L y = z).
+    (``coordinate_paths``): one square root, ``|a|`` divisions and, for the m-th entry of a,
+    m + 1 products and m + 1 subtractions: ``O(Σ_k |a_k|²)``, at most nv³/3 (a chain).
+    ltl_solve: per coordinate, 1 division and ``|a|`` products and subtractions (Lᵀ z = x),
+    then a dot product of length ``|a|``, a subtraction and a division (L y = z).
     forward_dynamics_crb: one RNEA (``rnea_flops``), crba, τ − b, ltl and ltl_solve.
     unit_vector_method: nv RNEA passes (each counted as in ``rnea``, velocity products
     included although they are zero): O(nv·N).

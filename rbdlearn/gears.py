@@ -270,7 +270,7 @@ def aba_geared(model, gears, q_ind, qd_ind, tau_ind, f_ext=None, q0=None):
 
 @dataclass
 class GearedTheta:
-    """Seed 000 §2.8 on a tree with gears (:func:`theta_recursion_geared`). Per body m:
+    """Seed 000 §2.8 on a tree with gears (:func:`.theta_recursion_geared`). Per body m:
     ``parent[m]`` is the body P its group hangs from (the tree parent when no gear
     involves m), ``T[m]`` = T_m, ``Theta[m]`` = Θ_m (entry 0: the base, Θ_0 = 0),
     ``group[m]`` the driver of m's group, ``Jh[m]`` = Ĵ_m; ``Dinv[r]`` = D⁻¹ of the group

@@ -34,7 +34,7 @@ def _Phi(X0, body, p):
 
 @dataclass
 class ContactImpulse:
-    """Result of :func:`contact_impulse`: the impulse ``P`` on the body at the point
+    """Result of :func:`.contact_impulse`: the impulse ``P`` on the body at the point
     (world coordinates), the joint velocity change ``dqd``, the point's velocity
     before and after (world), the 3x3 point inverse inertia ``K`` and ``mode``:
     "none" (separating), "normal" (frictionless), "stick" or "slide"."""

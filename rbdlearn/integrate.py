@@ -157,7 +157,7 @@ def simulate(model, q0, qd0, t_end, dt, *, tau=None, f_ext=None, method="rk4", f
     ``tau(t, q, qd)`` returning one. ``f_ext``: external body forces as in :func:`aba`,
     constant or a function ``f_ext(t, q, qd)``. ``method``: ``"rk4"`` (RK4-1..5 in the
     module docstring), ``"semi_implicit_euler"`` (SIE) or ``"variational"`` (VI-1..6;
-    not for :class:`SphericalZYX` joints). ``forward(model, q, qd, tau, f_ext=None)``
+    not for :class:`.SphericalZYX` joints). ``forward(model, q, qd, tau, f_ext=None)``
     computes q̈ (the variational integrator does not use it). Steps have length ``dt``;
     the last one is shortened so the trajectory ends exactly at ``t_end``. Returns a
     :class:`Trajectory` that includes the initial state.
@@ -168,9 +168,9 @@ def simulate(model, q0, qd0, t_end, dt, *, tau=None, f_ext=None, method="rk4", f
     (functions) then receive and return batches. The :class:`Trajectory` has the time
     axis first: q (n, K, nq). The variational method takes one initial state.
 
-    A run whose stored states would take more than :data:`MAX_TRAJECTORY_BYTES` is refused
+    A run whose stored states would take more than :data:`.MAX_TRAJECTORY_BYTES` is refused
     before it starts; a motion that overflows, or a singular mass matrix, ends the run with
-    an error that says in which step (:func:`step_guard`).
+    an error that says in which step (:func:`.step_guard`).
     """
     if method not in METHODS:
         raise RbdlearnError(f"method must be one of {METHODS}, got {method!r}")
@@ -234,7 +234,7 @@ def step_guard(model, t0, t1, qd, invalid=False, step="dt"):
     velocity before it), for every ``simulate`` of the package: an overflow (and, with
     ``invalid``, a NaN) is a diverged motion, a ValueError that says when; a singular
     mass matrix (:class:`~rbdlearn.articulated.SingularArticulatedInertia`, from the ABA or from
-    :func:`_regular`) is reported with the step's time and the model."""
+    ``_regular()``) is reported with the step's time and the model."""
     try:
         with np.errstate(over="raise", invalid="raise" if invalid else None):
             yield
@@ -263,7 +263,7 @@ def _regular(model, H):
 def check_run_size(n_steps, numbers_per_state, what, how=""):
     """Refuse, before it starts, a run of ``n_steps`` steps (``how``: "from t = 0 to … by
     dt = …") whose n_steps + 1 stored states of ``numbers_per_state`` floats would take
-    more than :data:`MAX_TRAJECTORY_BYTES`: a ValueError stating the steps and the memory."""
+    more than :data:`.MAX_TRAJECTORY_BYTES`: a ValueError stating the steps and the memory."""
     need = (n_steps + 1) * numbers_per_state * 8
     if need > MAX_TRAJECTORY_BYTES:
         raise RbdlearnError(
@@ -322,7 +322,7 @@ def time_grid(t_end, dt, numbers_per_state=1, what="time_grid"):
     """Times 0, dt, 2 dt, … up to ``t_end``, the last step shortened to end exactly there
     (``t_end``/``dt`` up to round-off gives no sliver step). Checks both, and refuses a
     grid for a run whose states (``numbers_per_state`` floats each, the time included)
-    would exceed :data:`MAX_TRAJECTORY_BYTES` (:func:`check_run_size`)."""
+    would exceed :data:`.MAX_TRAJECTORY_BYTES` (:func:`check_run_size`)."""
     t_end, dt, n_steps = _steps(t_end, dt)
     check_run_size(n_steps, numbers_per_state, what, f" from t = 0 to {t_end:g} by dt = {dt:g}")
     t = np.minimum(dt * np.arange(n_steps + 1), t_end)
@@ -433,7 +433,7 @@ def right_jacobian(joint, phi, inverse=False):
     ``(q ⊕ φ) ⊕ ε η = q ⊕ (φ + ε J_r⁻¹(φ) η) + O(ε²)`` for the joint's ``integrate``
     (VI-3). It is ``Σₙ (−ad_φ)ⁿ/(n + 1)!`` with ``ad_φ`` the motion cross product
     ``(Sφ)×`` restricted to the joint's subspace: 1 on a revolute or prismatic joint
-    (ad = 0), SO(3)'s J_r on a :class:`Spherical` joint, and on a :class:`Free` joint
+    (ad = 0), SO(3)'s J_r on a :class:`.Spherical` joint, and on a :class:`.Free` joint
     ``[[J_r(w), 0], [Q_r(w, u), J_r(w)]]`` with ``Q_r(w, u) = Q_l(−w, −u)``. The left
     Jacobian is ``J_l(φ) = J_r(−φ)``."""
     phi = np.asarray(phi, dtype=float)
@@ -478,7 +478,7 @@ def kinetic_terms(model, q, qd):
         h_λ += ʲX_λᵀ h_j  (h_j becomes the subtree's momentum h^C_j)     (inward)
         (H q̇)_j = S_jᵀ h^C_j,   ∂T/∂η_j = −S_jᵀ (v_λ(j) ×* h^C_j)
 
-    Only for joints whose S is constant (not :class:`SphericalZYX`)."""
+    Only for joints whose S is constant (not :class:`.SphericalZYX`)."""
     _check_variational(model)
     q, qd = check_state(model, q=q, qd=qd)
     return _kinetic_terms(model, _joint_frames(model, q), qd)

@@ -41,7 +41,7 @@ def inertia_to_pin(I, where="spatial inertia"):
     round-off of that subtraction (and of the welds and transforms that built I_O), which
     can leave it unsymmetric or with principal moments of −1e-20, both of which Pinocchio
     refuses: Ic is symmetrised, and principal moments that are negative by no more than
-    that round-off, ``_ROUNDOFF`` × |I_O| (I_O: the rotational inertia about the body
+    that round-off, ``_ROUNDOFF`` × ``|I_O|`` (I_O: the rotational inertia about the body
     frame's origin, whose entries the subtraction cancels), become zero. A rotational
     inertia with a negative diagonal entry beyond round-off, which Pinocchio refuses,
     raises ``ValueError`` naming ``where``; other unphysical ones (a model built with

@@ -31,7 +31,7 @@ __all__ = ["rnea", "rnea_forces", "JointForces", "rnea_flops", "torque_parts",
 
 def rnea(model, q, qd, qdd, f_ext=None, order=None):
     """Joint forces τ that produce accelerations ``qdd`` at state ``(q, qd)``: the τ of
-    :func:`rnea_forces`, which also gives the spatial forces the joints transmit.
+    :func:`.rnea_forces`, which also gives the spatial forces the joints transmit.
 
     ``f_ext``: optional external spatial forces, a list of N + 1 6-vectors (or a
     dict {body: force}, a body by index or by name), each acting on body i and
@@ -39,14 +39,14 @@ def rnea(model, q, qd, qdd, f_ext=None, order=None):
     expressions. A batch of states, ``q`` (..., nq), ``qd`` and ``qdd`` (..., nv)
     broadcast together, gives τ of shape (..., nv); each external force is then a
     6-vector, the same in every state, or one per state, (..., 6). ``order``: see
-    :func:`rnea_forces`.
+    :func:`.rnea_forces`.
     """
     return rnea_forces(model, q, qd, qdd, f_ext, order).tau
 
 
 @dataclass(frozen=True)
 class JointForces:
-    """The result of :func:`rnea_forces`: the joint forces ``tau`` (nv, or (..., nv) for a
+    """The result of :func:`.rnea_forces`: the joint forces ``tau`` (nv, or (..., nv) for a
     batch) and the list ``f`` of the whole spatial forces the joints transmit (``f[i]``:
     from body λ(i) to body i, in body i's coordinates, (6,) or (..., 6); ``f[0]`` None),
     of which ``τ_i = S_iᵀ f[i]`` is the part along joint i's freedoms (rn-f, rn-tau)."""
@@ -170,7 +170,7 @@ def torque_parts(model, q, qd, qdd):
 
 
 def transmitted_forces(model, q, qd, qdd, f_ext=None):
-    """The whole spatial force each joint transmits (:func:`rnea_forces`),
+    """The whole spatial force each joint transmits (:func:`.rnea_forces`),
     moved to base coordinates (moment about the base origin), gravity included.
     Returns a list ``f[i]`` (entry 0 unused): the force exerted by body λ(i) on body i."""
     f = rnea_forces(model, q, qd, qdd, f_ext=f_ext).f

@@ -440,10 +440,10 @@ class Gear:
     child (serial coupling, seed 000 §2.6) or its sibling (parallel coupling, §2.7). A
     driver may itself be driven (a chain of gears). Positions follow
     ``q_driven − q0_driven = ratio · (q_driver − q0_driver) + offset``, see
-    :func:`~rbdlearn.gears.geared_q`; with the neutral q0 this is a URDF mimic joint,
+    :func:`~rbdlearn.geared_q`; with the neutral q0 this is a URDF mimic joint,
     ``q_driven = multiplier · q_driver + offset``. ``gear_matrix`` and ``geared_q``
     accept a gear between any two 1-DOF joints (as URDF mimic joints are);
-    :func:`~rbdlearn.gears.aba_geared` needs the driver to be a parent, child or
+    :func:`~rbdlearn.aba_geared` needs the driver to be a parent, child or
     sibling."""
     driven: object
     driver: object

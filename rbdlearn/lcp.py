@@ -10,7 +10,7 @@ P must satisfy, with v⁺ = v* + K P (the chapter's ct-lcp, ct-lcp-matrix):
 
 With the friction pyramid this is the linear complementarity problem (LCP) w = M z + b,
 z ≥ 0, w ≥ 0, zᵀw = 0 (``rbdlearn.contact.contact_lcp``), solved by Lemke's complementary
-pivoting (:func:`lemke`: its walk, the lexicographic ratio test, the equilibration and the
+pivoting (:func:`.lemke`: its walk, the lexicographic ratio test, the equilibration and the
 guards of the chapter's "Degenerate problems and round-off"); :func:`pgs`, projected Gauss–Seidel, solves
 the problem contact by contact with the pyramid or the circular cone (the friction-set
 projection ``_project``). :func:`contact_residuals` checks any answer against the
@@ -229,8 +229,8 @@ def _bias(cs, v, h):
 
 @dataclass(frozen=True)
 class LCPSolution:
-    """A solution of w = M z + b, z ≥ 0, w ≥ 0, zᵀw = 0 found by :func:`lemke`, with its
-    check: ``residual`` = max_i |min(z_i, w_i)| in the equilibrated variables, relative
+    """A solution of w = M z + b, z ≥ 0, w ≥ 0, zᵀw = 0 found by :func:`.lemke`, with its
+    check: ``residual`` = ``max_i |min(z_i, w_i)|`` in the equilibrated variables, relative
     to their scale (0 exactly at a solution); ``pivots`` of the accepted walk; the
     ``covering`` vector's number (0: e = 1) and the ``regularization`` ε it used."""
     z: np.ndarray
@@ -314,11 +314,11 @@ def _lemke_walk(M, b, e, max_pivots, what):
 
 def lemke(M, b, max_pivots=None, what="LCP", tol=1e-9):
     """z ≥ 0 with w = M z + b ≥ 0 and zᵀw = 0, by Lemke's complementary pivoting
-    (:func:`_lemke_walk`), returned as an :class:`LCPSolution` only after the check
+    (``_lemke_walk()``), returned as an :class:`.LCPSolution` only after the check
     ``residual ≤ tol``. Four guards, besides that check, make it hold on the degenerate
     problems that simulations produce (redundant contacts, ties at the round-off level):
 
-    1. the problem is equilibrated first (:func:`_equilibrate`), so tolerances mean the
+    1. the problem is equilibrated first (``_equilibrate()``), so tolerances mean the
        same in every row;
     2. every pivot recomputes the basic solution from M and b (no tableau drift), and
        a pivot must stand clear of the round-off of B⁻¹;
@@ -403,7 +403,7 @@ def pgs(K, v, contacts, h=None, d=4, friction="pyramid", tol=1e-9, max_iter=5000
     with r the largest eigenvalue of its 2x2 block K_tt (a fixed point is exactly a
     solution: the friction impulse then maximizes dissipation over the set).
     Returns ``(P (m x 3), residual, iterations)``; the residual is the largest natural-map
-    error relative to the problem's speed V (the largest of |v*| and φ/h): it stops when
+    error relative to the problem's speed V (the largest of ``|v*|`` and φ/h): it stops when
     it is ≤ ``tol``. If it is still above after ``max_iter`` sweeps, a
     :class:`ContactWarning` names the worst contact and the residual."""
     if friction not in ("pyramid", "cone"):
@@ -455,14 +455,14 @@ class ContactResiduals:
     """How far impulses P are from solving the contact problem, each relative to the
     problem's scale and 0 exactly at a solution, and the contact ``where`` the worst is:
 
-    - ``normal``: |min(P_n / P_s, (n·v⁺ + φ/h) / V)|, which is > 0 when the ground pulls,
+    - ``normal``: ``|min(P_n / P_s, (n·v⁺ + φ/h) / V)|``, which is > 0 when the ground pulls,
       when the point ends inside, or when both the impulse and the gap are open;
     - ``friction``: how far P_t lies outside the friction set F of radius μ P_n, / P_s;
-    - ``dissipation``: |P_t − proj_F(P_t − v_t⁺ P_s/V)| / P_s, zero exactly when friction
+    - ``dissipation``: ``|P_t − proj_F(P_t − v_t⁺ P_s/V)| / P_s``, zero exactly when friction
       takes the most energy F allows (P_t inside F and the point sticks, or P_t on the
       edge of F where −v_t⁺ points out of it).
 
-    V: the largest of |v*|, |v⁺| and φ/h; P_s: the larger of |P| and V / max Kᵢᵢ. A P_n
+    V: the largest of ``|v*|``, ``|v⁺|`` and φ/h; P_s: the larger of ``|P|`` and V / max Kᵢᵢ. A P_n
     within the round-off of P counts as 0 (with μ = 1e12 a round-off P_n would carry
     friction). Written from the contact conditions, not from any solver's variables."""
     normal: float
@@ -478,7 +478,7 @@ class ContactResiduals:
 def contact_residuals(K, v, contacts, P, h=None, d=4, friction="pyramid"):
     """The :class:`ContactResiduals` of impulses P (m x 3, world axes) for the
     ``contacts`` with Delassus matrix K and free velocities v (m x 3): the check every
-    solution of :func:`solve_contacts` passes. ``friction``: the set, the pyramid of
+    solution of :func:`.solve_contacts` passes. ``friction``: the set, the pyramid of
     ``d`` directions or the cone."""
     if friction not in ("pyramid", "cone"):
         raise ContactError(f"friction must be 'pyramid' or 'cone', got {friction!r}")

@@ -41,7 +41,7 @@ def _numeric(a):
 
 
 def check_flag(value, name):
-    """Raise :class:`ArgumentTypeError` naming ``name`` unless ``value`` is True or False
+    """Raise :class:`.ArgumentTypeError` naming ``name`` unless ``value`` is True or False
     (a string such as "false" is truthy: taken as a flag it would mean True)."""
     if not isinstance(value, bool):
         raise ArgumentTypeError(f"{name} must be True or False, got {value!r}")

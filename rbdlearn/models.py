@@ -76,7 +76,7 @@ def biped_posture(spread=0.35, knee=0.3, thigh=0.45, shin=0.45):
 
 def segment_inertia(m, vec, com, gyration, axial=0.1):
     """A limb segment of mass m running from its proximal joint along ``vec`` (length
-    L = |vec|): centre of mass at ``com`` · vec, radius of gyration about the COM
+    ``L = |vec|``): centre of mass at ``com`` · vec, radius of gyration about the COM
     ``gyration`` · L across the segment and ``axial`` · L along it."""
     vec = np.asarray(vec, dtype=float)
     L = np.linalg.norm(vec) if vec.shape == (3,) else 0.0

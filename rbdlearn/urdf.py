@@ -244,15 +244,15 @@ def _root_and_children(links, joints):
 
 
 def loads(xml, floating_base=False, mimic=None, physical=True):
-    """The :class:`Model` of a URDF document given as a string (or bytes).
+    """The :class:`.Model` of a URDF document given as a string (or bytes).
 
     With ``floating_base=True`` the root link becomes body 1 on a free joint
     named ``"root_joint"`` and body 0, the world, is named ``"universe"`` (as in
     Pinocchio); otherwise the root link is the fixed base, body 0, and its inertia
     is dropped. ``mimic=True`` returns ``(model, gears)``: the model and a list of
     :class:`~rbdlearn.joints.Gear`, one per mimic joint (``Gear(driven, driver,
-    multiplier, offset)`` by joint name), for :func:`~rbdlearn.gears.gear_matrix`,
-    :func:`~rbdlearn.gears.geared_q` and :func:`~rbdlearn.gears.aba_geared`.
+    multiplier, offset)`` by joint name), for :func:`~rbdlearn.gear_matrix`,
+    :func:`~rbdlearn.geared_q` and :func:`~rbdlearn.aba_geared`.
     ``mimic=False`` reads mimic joints as independent ones; the default does too,
     with a warning naming them. ``physical=False``: see the module docstring.
     ``floating_base`` and ``physical`` must be True or False (a TypeError otherwise).
@@ -262,7 +262,7 @@ def loads(xml, floating_base=False, mimic=None, physical=True):
 
 
 def load(path, floating_base=False, mimic=None, physical=True):
-    """The :class:`Model` of the URDF file at ``path``; see :func:`loads`."""
+    """The :class:`.Model` of the URDF file at ``path``; see :func:`loads`."""
     return _with_mimic(*_build(Path(path).read_bytes(), floating_base, physical), mimic)
 
 

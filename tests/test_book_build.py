@@ -185,3 +185,59 @@ def test_no_raw_tex_in_the_prose(build):
             problems[entry] = found[:5]
     assert not problems, "raw TeX in the text (first 5 per page):\n" + "\n".join(
         f"{page}: {found}" for page, found in problems.items())
+
+
+class _Anchors(HTMLParser):
+    """A page's element ids and the targets of its links (<a href>)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids, self.hrefs = set(), []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("href"):
+            self.hrefs.append(attrs["href"])
+
+
+def _anchors(path):
+    parser = _Anchors()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def test_api_links_land_on_an_entry_of_the_api_reference(build):
+    """Each chapter's links to the API reference ([`rbd.rnea`](#rbdlearn.rnea), see
+    test_api_reference.py) are links in the HTML to a page of book/api/ that has the entry:
+    an element whose id is the documented name."""
+    from chapter_calls import LINK, chapters, page_cells
+    _, html = build
+    checked, broken = 0, []
+    for chapter, entries in chapters().items():
+        if chapter.startswith("book/api/"):
+            continue
+        for entry in entries:
+            names = {n for kind, source, _ in page_cells(entry) if kind == "markdown"
+                     for n in LINK.findall(source)}
+            if not names:
+                continue
+            page = html / f"{entry}.html"
+            targets = {}
+            for href in _anchors(page).hrefs:
+                path, _, anchor = href.partition("#")
+                if anchor.startswith("rbdlearn"):
+                    targets.setdefault(anchor, set()).add((page.parent / path).resolve())
+            for name in sorted(names):
+                if name not in targets:
+                    broken.append(f"{entry}: no link to {name} in the HTML")
+                    continue
+                for target in targets[name]:
+                    checked += 1
+                    if (target.parent != (html / "book" / "api").resolve()
+                            or not target.is_file() or name not in _anchors(target).ids):
+                        broken.append(f"{entry}: the link to {name} goes to {target}, "
+                                      "which has no such entry")
+    assert not broken, "\n".join(broken)
+    assert checked > 300, f"only {checked} links to the API reference checked"

@@ -49,7 +49,7 @@ def _null_joints(model, M, indices):
 
 def generalized_forces(mech, q, qd, qdd_G, f_ext=None, split=None, loop_tol=1e-6):
     """τ_G = Wᵀ τ_O (eq. 1): τ_O by the open chain's RNEA with θ̈_J = W θ̈_G + (0; Ḣθ̇_G)
-    (eq. 13). Raises :class:`LoopNotClosed` if a loop's residual at q exceeds ``loop_tol``
+    (eq. 13). Raises :class:`.LoopNotClosed` if a loop's residual at q exceeds ``loop_tol``
     (as :func:`forward_dynamics`)."""
     _check_closed(mech, q, loop_tol)
     r = reduction(mech, q, qd, split)
@@ -80,7 +80,7 @@ def inverse_dynamics(mech, q, qd, qdd_G, actuated, weights=None, f_ext=None, spl
                      loop_tol=1e-6):
     """Actuator forces τ_A (one per velocity index in ``actuated``) that make the closed
     chain move with θ̈_G at (q, q̇): τ_O by RNEA, τ_G = Wᵀ τ_O, Sᵀ τ_A = τ_G (§2.1).
-    Raises :class:`LoopNotClosed` if a loop's residual at q exceeds ``loop_tol`` (as
+    Raises :class:`.LoopNotClosed` if a loop's residual at q exceeds ``loop_tol`` (as
     :func:`forward_dynamics`): at an open q, J_C and so W describe another mechanism."""
     _check_closed(mech, q, loop_tol)
     r = reduction(mech, q, qd, split)
@@ -118,7 +118,7 @@ def _closure_roundoff(mech, q):
 def forward_dynamics(mech, q, qd, tau, f_ext=None, split=None, loop_tol=1e-6):
     """θ̈_J of the closed chain under joint forces ``tau`` (an N_J-vector; τ_A placed at
     the actuated joints, zeros elsewhere), by the unit-vector steps (1)–(5) of §2.4.
-    Only θ̇_G = q̇[G] is read from q̇. Raises :class:`LoopNotClosed` if a loop's residual
+    Only θ̇_G = q̇[G] is read from q̇. Raises :class:`.LoopNotClosed` if a loop's residual
     at q exceeds ``loop_tol`` (metres and radians)."""
     _check_closed(mech, q, loop_tol)
     return _forward_dynamics(mech, q, qd, tau, f_ext, split)
@@ -186,7 +186,7 @@ def simulate(mech, q0, qd0, t_end, dt, *, tau=None, independent=None, split=None
 
     ``q0`` must be closed: a loop residual above ``tol`` (the closure every step keeps) or
     the round-off of the model's kinematics at q0, whichever is larger, raises
-    :class:`LoopNotClosed` — close it with :func:`assemble` first. (Assembling it here
+    :class:`.LoopNotClosed` — close it with :func:`assemble` first. (Assembling it here
     would start the motion from a configuration the caller never saw, on whichever branch
     Newton's method reaches.)"""
     model = mech.model

@@ -162,7 +162,7 @@ def figure_skeleton(fig, q):
 def figure_springs(fig, q_ref, k_arm=120.0, k_leg=80.0):
     """Passive joints collapse; these springs stand in for the muscles that hold a posture.
     Each limb joint is pulled towards its value in ``q_ref``: a ball joint by the couple
-    −k φ, φ = log(R_refᵀ R) (the exact gradient of ½ k |φ|², so the springs conserve
+    −k φ, φ = log(R_refᵀ R) (the exact gradient of ``½ k |φ|²``, so the springs conserve
     energy), a revolute joint by −k (θ − θ_ref); ``k_arm`` for shoulders and elbows,
     ``k_leg`` for hips and knees [N m/rad]. Returns (tau(t, q, q̇), potential(q)); both
     read only the figure's own coordinates, so they serve every mechanism built on it."""

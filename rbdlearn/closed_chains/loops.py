@@ -280,7 +280,7 @@ def _check_JS(mech, split, JS, tol):
 
 
 def _solve(M, b, what):
-    """M⁻¹ b; a singular M raises :class:`SingularClosure` saying ``what`` it is (not
+    """M⁻¹ b; a singular M raises :class:`.SingularClosure` saying ``what`` it is (not
     numpy's bare LinAlgError; ``what``: a string, or a function that makes it)."""
     try:
         return np.linalg.solve(M, b)
@@ -293,7 +293,7 @@ def choose_split(mech, q, independent=None, tol=1e-9):
     """The :class:`Split` at configuration q. m = rank of J_C (singular values above
     ``tol`` σ_max); the m rows of J_Cm and, unless ``independent`` (velocity indices of
     θ_G) is given, the m columns of J_S are chosen by column pivoting, so J_S is as far
-    from singular as the greedy choice can make it. Raises :class:`SingularClosure`
+    from singular as the greedy choice can make it. Raises :class:`.SingularClosure`
     when the chosen J_S is singular."""
     model = mech.model
     JC = loop_jacobian(mech, q)
@@ -371,7 +371,7 @@ def assemble(mech, q, split=None, independent=None, tol=1e-12, max_iter=50):
     """Close the loops: Newton steps on θ_S with θ_G held, q ← q ⊕ δ with
     δ_S = −J_C,S⁺ e (e = ``loop_residual``, J_C,S its columns θ_S; least squares, so
     rows that depend on others do no harm). Returns the closed q; raises
-    :class:`LoopNotClosed` after ``max_iter`` steps."""
+    :class:`.LoopNotClosed` after ``max_iter`` steps."""
     model = mech.model
     (q,) = check_state(model, q=q)
     if split is None:
