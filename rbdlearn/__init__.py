@@ -25,7 +25,8 @@ def one_blas_thread(threads=1):
 
 
 from . import joints, spatial, urdf
-from .errors import ArgumentTypeError, FrozenModelError, RbdlearnError, RobotNotFound
+from .errors import (AnswerError, ArgumentTypeError, FrozenModelError, RbdlearnError,
+                     RobotNotFound)
 from .joints import Fixed, Free, Gear, Prismatic, Revolute, Spherical, SphericalZYX
 from .kinematics import (body_accelerations, body_pose, body_velocities,
                          forward_kinematics, jacobian, jdot_qdot, point_jacobian,

@@ -7,7 +7,8 @@ does not close, a URDF that cannot be read, …) derive from it in their modules
 ``rbdlearn`` exports every one of them.
 """
 
-__all__ = ["RbdlearnError", "ArgumentTypeError", "FrozenModelError", "RobotNotFound"]
+__all__ = ["RbdlearnError", "ArgumentTypeError", "FrozenModelError", "RobotNotFound",
+           "AnswerError"]
 
 
 class RbdlearnError(ValueError):
@@ -28,3 +29,8 @@ class FrozenModelError(RbdlearnError, TypeError):
 class RobotNotFound(RbdlearnError, FileNotFoundError):
     """example-robot-data, or one of its files, is not installed: a ``FileNotFoundError``
     as well."""
+
+
+class AnswerError(RbdlearnError):
+    """An answer to one of the book's exercises that cannot be read in the form the exercise
+    asks for (:mod:`rbdlearn.widgets.exercises`); the message says why."""

@@ -6,7 +6,7 @@
 (function () {
   "use strict";
   var RIGHT = "\u2713 right: ", WRONG = "\u2717 not yet: ";
-  /* a number | a name | a quoted string | an operator (as _TOKEN in exercises.py) */
+  /* a number | a name | a quoted string | an operator (as _TOKEN in grammar.py) */
   var TOKEN = new RegExp(
     "(?:([0-9]+\\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\\.[0-9]+(?:[eE][+-]?[0-9]+)?)" +
     "|([A-Za-z_][A-Za-z_0-9]*|\u03c0)|('[^']*'|\"[^\"]*\")|([\\[\\](),+\\-*\\/{}]))", "y");
