@@ -60,13 +60,15 @@ SCREENSHOTS = ROOT / "_build" / "screenshots"
 TIMEOUT_MS = 60_000
 MATHJAX_TIMEOUT_MS = 120_000
 
-pytestmark = [
+# The marks of every browser test (test_exercises_browser.py takes them from here).
+BROWSER_MARKS = [
     pytest.mark.book,
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(),
                        reason=f"browser tests need {CHROMIUM} (Debian: apt-get install "
                               "chromium-headless-shell)"),
 ]
+pytestmark = BROWSER_MARKS
 
 PAGES = toc_entries()
 

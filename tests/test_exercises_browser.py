@@ -22,17 +22,11 @@ import pytest
 from book_build import book_html
 from rbdlearn import spatial as S
 from rbdlearn.widgets.exercises import Exercise
-from test_browser import (CHROMIUM, PAGES, SCREENSHOTS, browser, context,  # noqa: F401
-                          page_url, site, wait_until_typeset, watched)
+from test_browser import (BROWSER_MARKS, PAGES, SCREENSHOTS, browser,  # noqa: F401
+                          context, page_url, site, wait_until_typeset, watched)
 from test_notebooks_clean import ROOT
 
-pytestmark = [
-    pytest.mark.book,
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(),
-                       reason=f"browser tests need {CHROMIUM} (Debian: apt-get install "
-                              "chromium-headless-shell)"),
-]
+pytestmark = BROWSER_MARKS   # pytest.mark.book and .browser (the Makefile greps mark.book)
 
 # The chapters whose exercises use rbdlearn.widgets.exercises (issue 28): every exercise
 # there must have a form: now every chapter, so the whole book's 44.
