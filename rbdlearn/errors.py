@@ -33,4 +33,4 @@ class RobotNotFound(RbdlearnError, FileNotFoundError):
 
 class AnswerError(RbdlearnError):
     """An answer to one of the book's exercises that cannot be read in the form the exercise
-    asks for (:mod:`rbdlearn.widgets.exercises`); the message says why."""
+    asks for (``rbdlearn.widgets.exercises``); the message says why."""
