@@ -173,7 +173,8 @@ def number_pages(page, count):
     reader = PdfReader(io.BytesIO(page.pdf(
         **PAPER, display_header_footer=True, header_template="<span></span>",
         footer_template=NUMBERS_FOOTER)))
-    assert len(reader.pages) == count, (len(reader.pages), count)
+    if len(reader.pages) != count:
+        raise RuntimeError(f"the page numbers came out on {len(reader.pages)} pages, not {count}")
     return reader
 
 

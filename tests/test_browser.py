@@ -588,6 +588,10 @@ def test_search_box_of_a_page_finds_japanese_words(site, watched):
     page.keyboard.press("Control+k")
     box = page.locator("input[name=q]:visible").first
     box.fill("逆動力学")
+    # the typed characters fetch a slice of the Japanese font: let it arrive before the
+    # page is left (leaving would abort it, a failed request)
+    page.evaluate("new Promise(r => requestAnimationFrame(r)).then(() => document.fonts.ready)"
+                  ".then(() => true)")
     box.press("Enter")
     page.wait_for_url("**/search.html?q=*")
     page.wait_for_function("() => /found|match/.test((document.querySelector("
