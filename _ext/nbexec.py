@@ -89,6 +89,18 @@ def toc_entries(root=ROOT):
     return found
 
 
+def toc_tree(root=ROOT):
+    """_toc.yml as [(part caption or None, [(chapter, [section, ...]), ...]), ...], the
+    root page first as a part of its own (caption None, no sections)."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    tree = [(None, [(toc["root"], [])])]
+    for part in toc.get("parts", [{"chapters": toc.get("chapters", [])}]):
+        tree.append((part.get("caption"), [
+            (ch["file"], [s["file"] for s in ch.get("sections", [])])
+            for ch in part["chapters"]]))
+    return tree
+
+
 def toc_notebooks(root=ROOT):
     """The notebooks of _toc.yml, in its order."""
     return [root / f"{e}.ipynb" for e in toc_entries(root) if (root / f"{e}.ipynb").is_file()]

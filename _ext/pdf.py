@@ -31,9 +31,10 @@ from urllib.parse import urlsplit
 
 import yaml
 from pypdf import PdfReader, PdfWriter
-from pypdf.generic import ArrayObject, DictionaryObject, NameObject, NumberObject
+from pypdf.generic import ArrayObject, NameObject
 
-ROOT = Path(__file__).resolve().parent.parent
+from nbexec import ROOT, toc_tree   # the one reader of _toc.yml (and of the root)
+
 CHROMIUM = Path("/usr/bin/chromium-headless-shell")
 PDF_NAME = "rbdlearn.pdf"
 PAPER = {"format": "A4", "margin": {"top": "15mm", "bottom": "17mm",
@@ -77,18 +78,6 @@ NUMBERS_FOOTER = ('<div style="width:100%; text-align:center; font-size:9px; '
                   'font-family:sans-serif; color:#444"><span class="pageNumber"></span></div>')
 
 
-def toc_tree(root=ROOT):
-    """_toc.yml as [(part caption or None, [(chapter, [section, ...]), ...]), ...], the
-    root page first as a part of its own (caption None, no sections)."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    tree = [(None, [(toc["root"], [])])]
-    for part in toc.get("parts", [{"chapters": toc.get("chapters", [])}]):
-        tree.append((part.get("caption"), [
-            (ch["file"], [s["file"] for s in ch.get("sections", [])])
-            for ch in part["chapters"]]))
-    return tree
-
-
 def page_order(tree):
     return [doc for _, chapters in tree for ch, sections in chapters
             for doc in [ch, *sections]]
@@ -99,7 +88,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
-class _Site:
+class Site:
     """The built HTML served on 127.0.0.1 while the pages are printed."""
 
     def __init__(self, html_dir):
@@ -220,7 +209,7 @@ def build_pdf(html_dir, out=None, log=print):
     tree = toc_tree()
     docs = page_order(tree)
     t0 = time.monotonic()
-    with sync_playwright() as p, _Site(html_dir) as site:
+    with sync_playwright() as p, Site(html_dir) as site:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
                                     headless=True)
         context = browser.new_context(viewport={"width": PRINT_WIDTH_PX, "height": 1000},

@@ -28,10 +28,7 @@ less CPU than the full browser's headless mode (these tests on three workers, id
 machine: 253 CPU-s against 319).
 """
 
-import functools
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+import sys
 from urllib.parse import urlsplit
 
 import nbformat
@@ -42,7 +39,10 @@ from test_book_build import RAW_TEX       # $, \( \) \[ \] or a TeX command left
 from test_notebooks_clean import ROOT, toc_entries
 from test_page_weights import documented_ranges, page_weights
 
-CHROMIUM = Path("/usr/bin/chromium-headless-shell")
+sys.path.insert(0, str(ROOT / "_ext"))
+import pdf as book_pdf  # noqa: E402  (_ext/pdf.py: its Site serves the built book)
+
+CHROMIUM = book_pdf.CHROMIUM
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 # Every other host is made unresolvable by Chromium itself, so a request to one fails at
 # once (and is reported below); the requests are watched through events, not routed through
@@ -194,24 +194,15 @@ WIDGET_VIEW = """area => Array.from(area.querySelectorAll('img, .widget-html-con
     .join(' | ')"""
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def site():
-    """The built HTML served on 127.0.0.1; yields its base URL."""
+    """The built HTML served on 127.0.0.1 (as _ext/pdf.py serves it to print the book);
+    yields its base URL."""
     html = book_html()
     if not (html / "index.html").is_file():
         pytest.fail(f"no built book in {html} (see test_book_build.py for the build log)")
-    server = ThreadingHTTPServer(("127.0.0.1", 0),
-                                 functools.partial(_QuietHandler, directory=str(html)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with book_pdf.Site(html) as served:
+        yield served.base
 
 
 @pytest.fixture(scope="module")
