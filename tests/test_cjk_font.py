@@ -8,12 +8,9 @@ Japanese is drawn with the bundled font, loaded from the book's own folder, and 
 text is not.
 """
 
-import functools
 import json
 import re
 import sys
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -21,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "_ext"))
 import cjk_font  # noqa: E402
+import pdf as book_pdf  # noqa: E402  (_ext/pdf.py: its Site serves the built book)
 from test_browser import CHROMIUM  # noqa: E402  (the browser the book's pages are tested in)
 
 PACKAGE = ROOT / "node_modules" / "@fontsource" / "noto-sans-jp"
@@ -79,11 +77,6 @@ def test_every_japanese_character_of_the_book_is_covered(stylesheet):
     assert not missing, f"not in the bundled font: {''.join(missing)}"
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.mark.book
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs {CHROMIUM}")
@@ -94,38 +87,31 @@ def test_glossary_japanese_uses_the_bundled_font():
     html = book_html()
     if not (html / "book" / "appendix" / "glossary.html").is_file():
         pytest.fail(f"no built book in {html}")
-    server = ThreadingHTTPServer(("127.0.0.1", 0),
-                                 functools.partial(_QuietHandler, directory=str(html)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     fonts = []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                        args=["--no-sandbox"])
-            page = browser.new_page()
-            page.on("requestfinished", lambda r: r.url.endswith(".woff2")
-                    and "noto-sans-jp" in r.url and fonts.append(r.url))
-            page.goto(f"http://127.0.0.1:{server.server_address[1]}"
-                      "/book/appendix/glossary.html", wait_until="load")
-            found = page.evaluate(f"""async () => {{
-                await document.fonts.ready;
-                const family = '{cjk_font.FAMILY}';
-                const width = (text, font) => {{
-                    const c = document.createElement('canvas').getContext('2d');
-                    c.font = font; return c.measureText(text).width; }};
-                const base = getComputedStyle(document.body).fontFamily;
-                return {{
-                    base: base,
-                    japanese: document.fonts.check(`16px "${{family}}"`, '日本語'),
-                    loaded: [...document.fonts].filter(f => f.family.includes(family)
-                                                       && f.status === 'loaded').length,
-                    latin_same: width('Spatial vectors', `16px "${{family}}", serif`)
-                                === width('Spatial vectors', '16px serif'),
-                }};
-            }}""")
-            browser.close()
-    finally:
-        server.shutdown()
+    with book_pdf.Site(html) as site, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                    args=["--no-sandbox"])
+        page = browser.new_page()
+        page.on("requestfinished", lambda r: r.url.endswith(".woff2")
+                and "noto-sans-jp" in r.url and fonts.append(r.url))
+        page.goto(site.base + "book/appendix/glossary.html", wait_until="load")
+        found = page.evaluate(f"""async () => {{
+            await document.fonts.ready;
+            const family = '{cjk_font.FAMILY}';
+            const width = (text, font) => {{
+                const c = document.createElement('canvas').getContext('2d');
+                c.font = font; return c.measureText(text).width; }};
+            const base = getComputedStyle(document.body).fontFamily;
+            return {{
+                base: base,
+                japanese: document.fonts.check(`16px "${{family}}"`, '日本語'),
+                loaded: [...document.fonts].filter(f => f.family.includes(family)
+                                                   && f.status === 'loaded').length,
+                latin_same: width('Spatial vectors', `16px "${{family}}", serif`)
+                            === width('Spatial vectors', '16px serif'),
+            }};
+        }}""")
+        browser.close()
     assert cjk_font.FAMILY in found["base"], found
     assert found["japanese"] and found["loaded"] > 0, found
     assert found["latin_same"], "Latin text would change font"
