@@ -13,6 +13,11 @@ manager's sources import (15,400 files, 280 MB): 23 s of CPU on a two-core machi
 the configured registry); this script checks each against the lock file and unpacks it.
 
     python _ext/web_assets.py [--npm NPM] [--root ROOT]
+    python _ext/web_assets.py --viewer rbdlearn/viz/rbd3d.js    # make viewer
+
+The second form bundles the book's 3-D viewer (viewer/rbd3d.js with three.js from
+node_modules/) into one minified ES module with the installed esbuild: the committed
+rbdlearn/viz/rbd3d.js, which tests/test_web_assets.py compares with a fresh bundle.
 """
 
 import argparse
@@ -125,9 +130,36 @@ def install(npm="npm", root=ROOT):
           f"node_modules/, checked against package-lock.json")
 
 
+VIEWER = "viewer/rbd3d.js"
+ESBUILD_FLAGS = ["--bundle", "--format=esm", "--minify", "--legal-comments=inline",
+                 "--charset=utf8", "--log-level=warning"]
+
+
+def esbuild(root=ROOT):
+    """The esbuild program of this machine's build in node_modules/ (make offline)."""
+    return root / "node_modules" / "@esbuild" / "-".join(node_platform()) / "bin" / "esbuild"
+
+
+def bundle_viewer(out, root=ROOT):
+    """viewer/rbd3d.js and three.js, bundled and minified into the file ``out`` (three's
+    license comment kept); exits with esbuild's message if it fails."""
+    program = esbuild(root)
+    if not program.is_file():
+        sys.exit(f"{program} is missing: install the web assets first (make offline)")
+    done = subprocess.run([str(program), VIEWER, *ESBUILD_FLAGS, f"--outfile={Path(out).resolve()}"],
+                          cwd=root, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"esbuild {VIEWER} failed:\n{done.stderr}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--npm", default="npm")
     parser.add_argument("--root", type=Path, default=ROOT)
+    parser.add_argument("--viewer", type=Path, metavar="OUT",
+                        help="bundle the 3-D viewer into OUT instead of installing")
     args = parser.parse_args()
-    install(args.npm, args.root)
+    if args.viewer:
+        bundle_viewer(args.viewer, args.root)
+    else:
+        install(args.npm, args.root)

@@ -117,3 +117,22 @@ def test_the_lock_pins_esbuild_for_this_machine():
     found = web_assets.pinned()
     system, cpu = web_assets.node_platform()
     assert found[f"@esbuild/{system}-{cpu}"][0] == found["esbuild"][0]
+
+
+@pytest.mark.book          # needs esbuild and three in node_modules/ (make offline, which
+def test_the_committed_viewer_bundle_is_a_fresh_bundle_of_viewer(tmp_path):   # make test
+    # runs before its `book` tests)
+    # rbdlearn/viz/rbd3d.js is what `make viewer` makes of viewer/rbd3d.js and the pinned
+    # three.js: a change to viewer/ without `make viewer` (or a hand edit) fails here
+    if not web_assets.esbuild().is_file() or not (ROOT / "node_modules/three").is_dir():
+        pytest.skip("node_modules lacks esbuild or three (make offline installs them)")
+    web_assets.bundle_viewer(tmp_path / "rbd3d.js")
+    fresh = (tmp_path / "rbd3d.js").read_bytes()
+    assert fresh.startswith(b"/**\n * @license\n * Copyright 2010-2026 Three.js Authors")
+    assert fresh == (ROOT / "rbdlearn/viz/rbd3d.js").read_bytes(), "run make viewer"
+
+
+def test_the_viewer_bundle_is_package_data():
+    import tomllib
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "viz/rbd3d.js" in data["tool"]["setuptools"]["package-data"]["rbdlearn"]
