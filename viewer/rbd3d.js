@@ -196,7 +196,7 @@ function fitArrows(group, sz) {
     const len = Math.max(Math.abs(sz), 1e-9);
     const h = Math.min(a.head, 0.5 * len) / len;   // the head's share of the unit length
     a.shaft.scale.z = 1 - h;
-    a.tip.scale.z = (h * len) / a.head;
+    a.tip.scale.z = h / a.head;
     a.tip.position.z = 1;
   });
 }
@@ -433,7 +433,8 @@ function build(el, scene, { F, B, R, runs }) {
     // the scene's own camera, or one that sees every body over every frame
     const box = new Box3();
     const saved = [state.frame];
-    for (const k of [0, Math.floor(F / 2), F - 1]) {
+    for (let j = 0; j <= 8; j++) {
+      const k = Math.round((j * (F - 1)) / 8);
       state.frame = k;
       place();
       world.updateMatrixWorld(true);
