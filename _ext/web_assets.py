@@ -7,9 +7,11 @@ widget manager's bundle (embed.js, which has its dependencies inside) and the No
 slices; three.js (its ES modules, which `make viewer` bundles into the 3-D viewer) needs
 nothing else either. esbuild (the bundler) keeps its program in one package per platform,
 named among its optional dependencies (`@esbuild/linux-x64`, ...): the one whose `os` and
-`cpu` in package-lock.json match this machine is installed too, checked like the others. `npm ci` would also install the 130 packages that the widget
-manager's sources import (15,400 files, 280 MB): 23 s of CPU on a two-core machine, against
-7 s for the four tarballs here. npm still fetches them (`npm pack`, through its cache and
+`cpu` in package-lock.json match this machine is installed too, checked like the others.
+
+`npm ci` would also install the 130 packages that the widget manager's sources import
+(15,400 files, 280 MB): 23 s of CPU on a two-core machine, against 7 s for the four
+tarballs here. npm still fetches them (`npm pack`, through its cache and
 the configured registry); this script checks each against the lock file and unpacks it.
 
     python _ext/web_assets.py [--npm NPM] [--root ROOT]
@@ -146,7 +148,8 @@ def bundle_viewer(out, root=ROOT):
     program = esbuild(root)
     if not program.is_file():
         sys.exit(f"{program} is missing: install the web assets first (make offline)")
-    done = subprocess.run([str(program), VIEWER, *ESBUILD_FLAGS, f"--outfile={Path(out).resolve()}"],
+    done = subprocess.run([str(program), VIEWER, *ESBUILD_FLAGS,
+                           f"--outfile={Path(out).resolve()}"],
                           cwd=root, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"esbuild {VIEWER} failed:\n{done.stderr}")
