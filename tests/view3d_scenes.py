@@ -55,7 +55,7 @@ def sample_scene(frames=40, inline=True):
     with a force arrow at the torso, a plot, a read-out and a tetrahedron mesh on the torso.
     ``inline``: the mesh pack inside the JSON (live mode) rather than fetched by URL."""
     model, _ = rbdlearn.models.planar_biped()
-    t = np.linspace(0.0, 2.0, frames)
+    t = np.linspace(0.0, 1.5, frames)      # the last frame differs from the first
     amplitudes = [0.4, 0.9]
     bodies = [(3, "torso", [{"type": "box", "size": [0.12, 0.2, 0.5],
                              "origin": [0, 0, 0.25, 1, 0, 0, 0], "color": "#4c72b0"},
