@@ -211,9 +211,9 @@ def ur5_trajectory(duration=4.0, frames=81):
 
 
 def _ur5_tool():
-    """The UR5 model, its tool body (wrist 3) and the payload's centre in that body's
-    coordinates: 6 cm beyond the flange (the ee_link frame, welded to wrist 3), along
-    the ee_link's x axis, which points out of the flange."""
+    """The UR5 model, its tool body (wrist 3), the centre of its flange (the ee_link
+    frame's origin, welded to wrist 3) and the flange's outward normal (the ee_link's x
+    axis), in that body's coordinates."""
     from pathlib import Path
 
     from .. import urdf
@@ -222,7 +222,7 @@ def _ur5_tool():
     model = urdf.load(path)
     _, body, X = urdf.link_frames(Path(path).read_bytes())["ee_link"]
     E, r = plux_parts(X)
-    return model, body, r + 0.06 * E[0]
+    return model, body, r, E[0]
 
 
 def with_point_mass(model, body, mass, point):
@@ -238,30 +238,34 @@ def ur5_trajectory_scene(payloads=(0.0, 1.0, 2.5, 5.0), index=2, duration=4.0, f
     """The UR5 following :func:`ur5_trajectory` in 3-D (its collision meshes), the joint
     torques ``rbd.rnea`` gives along it drawn beside it, one run per payload mass (kg)
     at the tool (a slider), the run ``index`` first. The motion is the same in every
-    run; the torques are those of the arm carrying the payload, a point mass on wrist 3
-    (drawn as a steel ball of that mass). Returns the :class:`~rbdlearn.viz.scene3d.Scene`,
-    with ``scene.torques`` (R, F, 6), ``scene.trajectory`` (t, q, qd, qdd) and
-    ``scene.tool`` (body, payload centre in its coordinates) for checks."""
+    run; the torques are those of the arm carrying the payload, a steel ball of that
+    mass fixed on the flange (its centre one radius out along the flange's normal),
+    taken as a point mass at its centre. Returns the
+    :class:`~rbdlearn.viz.scene3d.Scene`, with ``scene.torques`` (R, F, 6),
+    ``scene.trajectory`` (t, q, qd, qdd) and ``scene.tool`` (body, [payload centre in
+    its coordinates per run]) for checks."""
     from .. import body_pose, forward_kinematics, rnea
     from ..viz import scene3d as s3
-    model, body, centre = _ur5_tool()
+    model, body, flange, normal = _ur5_tool()
     t, q, qd, qdd = ur5_trajectory(duration, frames)
-    torques = np.stack([rnea(with_point_mass(model, body, m, centre), q, qd, qdd)
-                        for m in payloads])
+    radii = [(3 * m / (4 * np.pi * STEEL)) ** (1 / 3) for m in payloads]
+    centres = [flange + r * normal for r in radii]
+    torques = np.stack([rnea(with_point_mass(model, body, m, c), q, qd, qdd)
+                        for m, c in zip(payloads, centres)])
     scene = s3.Scene("UR5 following a trajectory, with its RNEA joint torques",
                      ("t (s)", t), camera={"position": [1.5, -1.5, 1.1],
                                            "target": [0.0, 0.0, 0.3]})
     scene.add_model(model, q, s3.robot_shapes(model, UR5_URDF), name="UR5",
                     source={"urdf": UR5_URDF, "floating_base": False})
     R, p = body_pose(forward_kinematics(model, q)[body])
-    ball = np.concatenate([p + R @ centre, np.tile([1.0, 0, 0, 0], (frames, 1))], axis=1)
-    radii = [(3 * m / (4 * np.pi * STEEL)) ** (1 / 3) if m > 0 else 1e-4 for m in payloads]
-    scene.add_marker("payload", [s3.shape("sphere", radius=1.0, color="#c9a227")], ball,
-                     scales=[np.full((frames, 3), r) for r in radii])
+    still = np.tile([1.0, 0, 0, 0], (frames, 1))
+    scene.add_marker("payload", [s3.shape("sphere", radius=1.0, color="#c9a227")],
+                     [np.concatenate([p + R @ c, still], axis=1) for c in centres],
+                     scales=[np.full((frames, 3), max(r, 1e-4)) for r in radii])
     scene.set_param("payload (kg)", payloads, index=index)
     scene.add_plot("joint torques τ (N·m)",
                    {f"τ{k + 1}": [tau[:, k] for tau in torques] for k in range(6)})
     scene.set_readout([[f"payload {m:g} kg, t = {tk:.2f} s: τ = {vec(tau, 1)} N·m"
                         for tk, tau in zip(t, taus)] for m, taus in zip(payloads, torques)])
-    scene.torques, scene.trajectory, scene.tool = torques, (t, q, qd, qdd), (body, centre)
+    scene.torques, scene.trajectory, scene.tool = torques, (t, q, qd, qdd), (body, centres)
     return scene
