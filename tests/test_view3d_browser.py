@@ -88,31 +88,36 @@ def watched3d(browser3d):
     context.close()
 
 
-def static_site(folder, scene):
-    """A page in the book's static form in ``folder``: the scene's div (no packs inline),
-    the viewer's module tag, the bundle and the mesh pack where fix 8 puts them."""
+def static_site(folder, html):
+    """A page in the book's static form in ``folder``: the scenes' divs ``html`` (no packs
+    inline), the viewer's module tag, the bundle and the mesh packs where fix 8 puts
+    them (the packs written by fix 8's own function)."""
     static = folder / "_static" / rbdlearn_html.RBD3D_DIR
-    (static / "meshes").mkdir(parents=True)
+    static.mkdir(parents=True)
     shutil.copyfile(rbdlearn_html.RBD3D_BUNDLE, static / "rbd3d.js")
-    (static / "meshes" / f"{v3.ROOT_URL_PACK}.rbdm").write_bytes(v3.tetra_pack())
     (folder / "page.html").write_text(
         "<!doctype html><html><head><meta charset='utf-8'><meta name='viewport' "
         "content='width=device-width, initial-scale=1'><script type='module' "
         f"src='_static/{rbdlearn_html.RBD3D_DIR}/rbd3d.js'></script></head><body>"
         "<article style='max-width: 760px; margin: auto; padding: 0 8px'>"
-        f"<h1>3-D</h1>{v3.scene_html(scene)}</article></body></html>", encoding="utf-8")
+        f"<h1>3-D</h1>{html}</article></body></html>", encoding="utf-8")
+    assert rbdlearn_html.write_packs(folder), "fix 8 found no pack to write"
     return folder / "page.html"
 
 
-def live_page(folder, scene):
-    """A bare HTML file with the scene as a live notebook output shows it: the div, and an
-    inline module carrying the bundle and the packs (scene["inline_packs"])."""
-    bundle = rbdlearn_html.RBD3D_BUNDLE.read_text(encoding="utf-8")
+def live_file(folder, html):
+    """A bare HTML file holding notebook outputs ``html``."""
     path = folder / "live.html"
     path.write_text("<!doctype html><html><head><meta charset='utf-8'></head><body>"
-                    f"{v3.scene_html(scene)}<script type='module'>{bundle}</script>"
-                    "</body></html>", encoding="utf-8")
+                    f"{html}</body></html>", encoding="utf-8")
     return path
+
+
+def live_page(folder, scene):
+    """A bare HTML file with a hand-made scene as a live output shows it: the div, and an
+    inline module carrying the bundle (the packs in scene["inline_packs"])."""
+    bundle = rbdlearn_html.RBD3D_BUNDLE.read_text(encoding="utf-8")
+    return live_file(folder, f"{v3.scene_html(scene)}<script type='module'>{bundle}</script>")
 
 
 def scenes_of(page):
@@ -274,21 +279,39 @@ def test_every_chapter_has_a_3d_page():
 
 
 @browser_test
-def test_static_page(tmp_path, watched3d):
-    """The book's form: the module tag, the pack fetched from _static/offline/rbd3d/."""
-    page = static_site(tmp_path, v3.sample_scene(inline=False))
+def test_static_page(tmp_path, watched3d, monkeypatch):
+    """The book's form of a real scene (scene3d in the build's static mode): the module
+    tag, the UR5's pack written by fix 8 and fetched from _static/offline/rbd3d/meshes/."""
+    monkeypatch.setenv("RBDLEARN_STATIC_WIDGETS", "1")
+    html = v3.ur5_scene()._repr_html_()
+    assert "<script type=\"module\"" not in html and "inline_packs" not in html
+    page = static_site(tmp_path, html)
     with book_pdf.Site(page.parent) as site:
         watched3d.page.goto(f"{site.base}page.html", wait_until="load")
-        problems = check_views(watched3d.page, "static-test")
+        problems = check_views(watched3d.page, "static-ur5")
     assert not problems + watched3d.problems, "\n".join(problems + watched3d.problems)
 
 
 @browser_test
-def test_live_page(tmp_path, watched3d):
-    """A notebook output's form, in a bare file: the bundle and the pack inline."""
+def test_live_outputs(tmp_path, watched3d, monkeypatch):
+    """Two outputs of Scene._repr_html_ outside the book (live mode), in a bare file: each
+    carries the bundle and its packs inline, and both mount; no request leaves."""
+    monkeypatch.delenv("RBDLEARN_STATIC_WIDGETS", raising=False)
+    html = v3.ur5_scene()._repr_html_() + v3.ur5_scene(payloads=(1.0, 3.0))._repr_html_()
+    page = live_file(tmp_path, html)
+    watched3d.page.goto(page.as_uri(), wait_until="load")
+    problems = check_views(watched3d.page, "live-ur5")
+    assert watched3d.page.locator("div.rbd3d canvas").count() == 2
+    assert not problems + watched3d.problems, "\n".join(problems + watched3d.problems)
+
+
+@browser_test
+def test_hand_made_scene(tmp_path, watched3d):
+    """A scene written here by hand from the format (primitives, a mesh pack of its own,
+    a scaled arrow), with the bundle inline."""
     page = live_page(tmp_path, v3.sample_scene(inline=True))
     watched3d.page.goto(page.as_uri(), wait_until="load")
-    problems = check_views(watched3d.page, "live-test")
+    problems = check_views(watched3d.page, "hand-made")
     assert not problems + watched3d.problems, "\n".join(problems + watched3d.problems)
 
 
@@ -331,10 +354,10 @@ def test_without_webgl_the_still_image_shows(tmp_path, watched3d):
     page = watched3d.page
     page.add_init_script("HTMLCanvasElement.prototype.getContext = () => null;")
     page.goto(path.as_uri(), wait_until="load")
-    page.wait_for_selector("div.rbd3d .rbd3d-note")
+    page.wait_for_selector("div.rbd3d .rbd3d-nowebgl")
     assert page.is_visible("div.rbd3d img.rbd3d-still")
     assert page.locator("div.rbd3d canvas").count() == 0
-    assert "no WebGL" in page.inner_text("div.rbd3d .rbd3d-note")
+    assert "no WebGL" in page.inner_text("div.rbd3d .rbd3d-nowebgl")
     assert not watched3d.problems, watched3d.problems
 
 

@@ -32,11 +32,13 @@ const STYLE = `
 .rbd3d .rbd3d-readout { font-size: 0.85rem; font-family: monospace; white-space: pre-wrap;
   overflow-wrap: anywhere; }
 .rbd3d svg.rbd3d-plot { max-width: 100%; display: block; font-family: sans-serif; }
-.rbd3d .rbd3d-note { font-size: 0.8rem; font-style: italic; }
+.rbd3d .rbd3d-nowebgl { font-size: 0.8rem; font-style: italic; }
 .rbd3d .rbd3d-error { color: #b00020; font-size: 0.85rem; }
 .rbd3d img.rbd3d-still { max-width: 100%; height: auto; }
-@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still { display: none; } }
-@media print { .rbd3d .rbd3d-view, .rbd3d .rbd3d-note { display: none; } }
+@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still,
+  .rbd3d.rbd3d-mounted > p.rbd3d-note { display: none; } }
+@media print { .rbd3d .rbd3d-view, .rbd3d .rbd3d-nowebgl, .rbd3d .rbd3d-error {
+  display: none; } }
 `;
 
 function addStyle(doc) {
@@ -85,7 +87,9 @@ export function parsePack(buffer, name) {
     fail(`mesh pack ${name}: not an RBDM1 file`);
   }
   const length = view.getUint32(8, true);
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + length)));
+  // (the header's zero padding may be counted in its length, or follow it)
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + length))
+    .replace(/\0+$/, ""));
   const start = Math.ceil((12 + length) / 4) * 4;
   const meshes = {};
   for (const m of header.meshes) {
@@ -316,7 +320,7 @@ export function mount(el, scene, options = {}) {
     return null;
   }
   if (!(options.webgl ?? webglAvailable(doc))) {
-    el.appendChild(element(doc, "p", { class: "rbd3d-note" },
+    el.appendChild(element(doc, "p", { class: "rbd3d-nowebgl" },
       "This browser has no WebGL: the 3-D view is shown as a still image of its first frame."));
     return null;
   }
