@@ -26,7 +26,7 @@ TALOS = "talos_data/robots/talos_reduced.urdf"
 # the packs the book uses, and the cell of Talos's reduction
 BOOK_PACKS = [{"urdf": UR5, "kind": "collision", "cell": 0.0},
               {"urdf": PANDA, "kind": "collision", "cell": 0.0},
-              {"urdf": TALOS, "kind": "visual", "cell": 0.005}]
+              {"urdf": TALOS, "kind": "visual", "cell": 0.01}]      # ch. 2 uses 0.01
 
 
 def _load(path, floating=False):

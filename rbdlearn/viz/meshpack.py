@@ -83,6 +83,8 @@ def robot_elements(urdf, kind):
 
 
 def check_recipe(recipe):
+    """A pack's recipe checked (keys urdf, kind, cell; cell as a float), or a SceneError
+    naming what is wrong."""
     if not isinstance(recipe, dict) or set(recipe) != {"urdf", "kind", "cell"}:
         raise SceneError(f"a pack recipe is a dict with keys urdf, kind, cell; "
                          f"got {recipe!r}")
@@ -170,6 +172,8 @@ def _pack_meshes(urdf, kind, cell):
 
 
 def _quantize(v):
+    """``(min, step, u)``: positions v (n, 3) as uint16 ``u`` over their bounding box,
+    ``v ≈ min + step·u`` within step/2 per axis (step 0 on an axis where all are equal)."""
     lo, hi = v.min(axis=0), v.max(axis=0)
     step = np.where(hi > lo, (hi - lo) / 65535, 0.0)
     u = np.rint((v - lo) / np.where(step > 0, step, 1)).clip(0, 65535).astype("<u2")

@@ -382,6 +382,7 @@ class Scene:
         return 1 if self.param is None else len(self.param[1])
 
     def _check_runs(self):
+        """Every per-run argument has one value or R (SceneError otherwise)."""
         R = self.R
         items = ([(f"model '{m['name']}' q", m["q"]) for m in self.models]
                  + [(f"body '{b['name']}' poses", p) for b, p in zip(self.bodies, self._poses)]
@@ -492,6 +493,10 @@ class Scene:
                     "@BUNDLE@", _script_safe(json.dumps(bundle))).replace(
                     "@ID@", ident) + "</script>")
         return html + "</div>"
+
+    def __repr__(self):
+        return (f"Scene({self.title!r}, {self.F} frames, {self.R} run"
+                f"{'s' if self.R > 1 else ''}, {len(self.bodies)} bodies)")
 
     # -- the still image
 

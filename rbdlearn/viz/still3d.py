@@ -68,6 +68,7 @@ def still_pixels(bodies, poses, scales, camera=None, width=640, height=400):
 
 
 def _rgb(color):
+    """A CSS colour ``#rgb`` or ``#rrggbb`` as three floats in [0, 1]."""
     c = color.lstrip("#")
     if len(c) == 3:
         c = "".join(ch * 2 for ch in c)
@@ -75,6 +76,7 @@ def _rgb(color):
 
 
 def _circle(n):
+    """n points (cos, sin) evenly around the unit circle."""
     a = np.linspace(0, 2 * np.pi, n, endpoint=False)
     return np.stack([np.cos(a), np.sin(a)], axis=1)
 
