@@ -13,7 +13,7 @@ from matplotlib.patches import Polygon
 from .. import planar_chain, viz
 from ..errors import RbdlearnError
 from ..inverse_dynamics import torque_parts, transmitted_forces
-from ..models import with_payload
+from ..models import with_payload, with_point_mass
 from ..spatial import (PLANE_S, applied_force, force_X, hinge_S, plate_body, plux, rotx,
                        slider_S)
 from .core import Picture, explorer_box, grid_values, readout, slider, vec, control_layout
@@ -223,15 +223,6 @@ def _ur5_tool():
     _, body, X = urdf.link_frames(Path(path).read_bytes())["ee_link"]
     E, r = plux_parts(X)
     return model, body, r, E[0]
-
-
-def with_point_mass(model, body, mass, point):
-    """A copy of ``model`` with a point mass ``mass`` at ``point`` (body coordinates) on
-    ``body``."""
-    from ..spatial import mcI
-    I = list(model.I)
-    I[body] = I[body] + mcI(mass, np.asarray(point, dtype=float), np.zeros((3, 3)))
-    return model.replace(I=I)
 
 
 def ur5_trajectory_scene(payloads=(0.0, 1.0, 2.5, 5.0), index=2, duration=4.0, frames=81):
