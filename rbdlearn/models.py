@@ -12,7 +12,7 @@ from .model import Model, floating_base, planar_chain, random_q, random_tree
 from .spatial import mcI, plux
 
 __all__ = ["box", "planar_biped", "biped_posture", "human_figure_40", "segment_inertia",
-           "with_payload", "small_trees", "tree_from_parents"]
+           "with_payload", "with_point_mass", "small_trees", "tree_from_parents"]
 
 
 def box(mass=2.0, size=(0.6, 0.4, 0.2)):
@@ -185,8 +185,14 @@ def human_figure_40(height=1.75, mass=70.0, spherical=True):
 
 def with_payload(model, mass, length):
     """A copy of a planar arm ``model`` with a point mass at the tip of its last link."""
+    return with_point_mass(model, model.N, mass, [0.0, length, 0.0])
+
+
+def with_point_mass(model, body, mass, point):
+    """A copy of ``model`` with a point mass ``mass`` at ``point`` (body coordinates)
+    added to ``body``'s inertia (a payload)."""
     I = list(model.I)
-    I[-1] = I[-1] + mcI(mass, np.array([0.0, length, 0.0]), np.zeros((3, 3)))
+    I[body] = I[body] + mcI(mass, np.asarray(point, dtype=float), np.zeros((3, 3)))
     return model.replace(I=I)
 
 
