@@ -546,7 +546,12 @@ function build(el, scene, { F, B, R, runs }) {
   }
 
   function loop(now) {
-    if (!el.isConnected) { renderer.dispose(); return; }
+    // a view out of the document (a notebook keeps outputs of cells scrolled away
+    // detached, and may attach an output after its script ran) waits, drawing nothing
+    if (!el.isConnected) {
+      win.setTimeout(() => win.requestAnimationFrame(loop), 500);
+      return;
+    }
     win.requestAnimationFrame(loop);
     if (!state.ready) return;
     if (state.playing) advance(now);
