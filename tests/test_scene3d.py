@@ -18,6 +18,7 @@ from rbdlearn import spatial, urdf
 from rbdlearn.errors import SceneError
 from rbdlearn.viz import meshpack, poses3d
 from rbdlearn.viz import scene3d as s3
+from test_view3d_browser import browser3d, browser_test, check_views, watched3d  # noqa: F401
 
 UR5 = "ur_description/urdf/ur5_robot.urdf"
 PANDA = "panda_description/urdf/panda.urdf"
@@ -313,12 +314,14 @@ def _stl_triangles(path):
 def test_a_pack_round_trips_to_the_stl_files():
     data = s3.pack_bytes(BOOK_PACKS[0])
     meshes = s3.read_pack(data)
-    header = json.loads(data[12:12 + struct.unpack_from("<I", data, 8)[0]].rstrip(b"\0"))
-    assert data[:8] == b"RBDM1\0\0\0" and (12 + len(data[12:])) % 4 == 0
+    (h,) = struct.unpack_from("<I", data, 8)
+    header = json.loads(data[12:12 + h])                     # H bytes: the JSON exactly
+    start = 12 + h + (-(12 + h) % 4)
+    assert data[:8] == b"RBDM1\0\0\0" and set(data[12 + h:start]) <= {0}
     folder = Path(urdf.example_robot_path(UR5)).parents[1] / "meshes/ur5/collision"
     assert sorted(meshes) == sorted(p.stem for p in folder.glob("*.stl"))
     for m in header["meshes"]:
-        assert m["offset"] % 4 == 0 and m["index"] == "u16"
+        assert m["offset"] % 4 == 0 and m["index"] == "u16" and start % 4 == 0
         source = _stl_triangles(folder / f"{m['name']}.stl")
         v, t = meshes[m["name"]]
         # every decoded vertex within half a step (per axis) of a vertex of the file
@@ -423,3 +426,31 @@ def test_the_still_image_draws_the_robot():
     other = s3.Scene("other", ("t", [0.0]))
     other.add_model(model, q[:1] + 1.0, s3.robot_shapes(model, UR5))
     assert np.abs(np.asarray(other.still().convert("RGB")).astype(int) - image).mean() > 1
+
+
+# --------------------------------------------------------------------------------------
+# the live form in Chromium: the notebook output as _repr_html_ writes it, viewer inline
+
+
+def _live_file(folder, scenes):
+    """A bare HTML file holding the live outputs of ``scenes`` (one module, imported once)."""
+    path = folder / "live.html"
+    path.write_text("<!doctype html><html><head><meta charset='utf-8'></head><body>"
+                    "<article style='max-width: 760px; margin: auto'>"
+                    + "".join(s._repr_html_() for s in scenes) + "</article></body></html>",
+                    encoding="utf-8")
+    return path
+
+
+@browser_test
+def test_live_output_shows_the_scene_in_chromium(tmp_path, monkeypatch, watched3d):
+    """Two live outputs on one page (the bundle imported once), the chapter 1 scene with
+    its payload runs: drawn, controls working, poses equal rbdlearn's."""
+    from rbdlearn import widgets
+    monkeypatch.delenv("RBDLEARN_STATIC_WIDGETS", raising=False)
+    scenes = [widgets.ur5_trajectory_scene(frames=9), _ur5_scene(F=4)[0]]
+    watched3d.page.goto(_live_file(tmp_path, scenes).as_uri(), wait_until="load")
+    problems = check_views(watched3d.page, "scene3d-live")
+    assert watched3d.page.evaluate(
+        "() => [...document.querySelectorAll('div.rbd3d')].every(v => v.rbd3d)")
+    assert not problems + watched3d.problems, "\n".join(problems + watched3d.problems)

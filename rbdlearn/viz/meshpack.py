@@ -200,8 +200,8 @@ def pack_bytes(recipe):
         blobs.append(data)
         offset += len(data)
     text = json.dumps({"meshes": header}, separators=(",", ":")).encode()
-    text += b"\0" * (-len(text) % 4)
-    return PACK_MAGIC + struct.pack("<I", len(text)) + text + b"".join(blobs)
+    pad = b"\0" * (-(12 + len(text)) % 4)       # the data starts at a multiple of 4
+    return PACK_MAGIC + struct.pack("<I", len(text)) + text + pad + b"".join(blobs)
 
 
 def read_pack(data):
@@ -210,8 +210,8 @@ def read_pack(data):
     if data[:8] != PACK_MAGIC:
         raise SceneError("not a mesh pack (magic RBDM1)")
     (h,) = struct.unpack_from("<I", data, 8)
-    header = json.loads(data[12:12 + h].rstrip(b"\0"))
-    start = 12 + h
+    header = json.loads(data[12:12 + h])
+    start = 12 + h + (-(12 + h) % 4)
     out = {}
     for m in header["meshes"]:
         at = start + m["offset"]

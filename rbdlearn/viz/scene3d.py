@@ -465,8 +465,7 @@ class Scene:
         if inline_packs:
             data["inline_packs"] = {n: base64.b64encode(pack_bytes(r)).decode("ascii")
                                     for n, r in data["packs"].items()}
-        return (json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-                .replace("</", "<\\/").replace("<!--", "<\\u0021--"))
+        return _script_safe(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
     def _repr_html_(self):
         """The scene for a notebook's output: a ``div.rbd3d`` holding the JSON, a still
@@ -483,15 +482,14 @@ class Scene:
         html = (f'<div class="rbd3d" id="{ident}" role="figure" aria-label="{title}">'
                 f'<script type="application/json" class="rbd3d-data">{body}</script>'
                 f'<img class="rbd3d-still" alt="{title}: the first frame" '
-                f'src="data:image/{SMALL_IMAGE_FORMAT};base64,{still}">'
-                f'<p class="rbd3d-note">{_NOTE}</p>')
+                f'src="data:image/{SMALL_IMAGE_FORMAT};base64,{still}">')
         if not static:
             bundle = _bundle()
             if bundle is None:
                 html += (f'<p class="rbd3d-missing" style="color:#b00">{_MISSING}</p>')
             else:
                 html += ('<script type="module">' + _LOADER.replace(
-                    "@BUNDLE@", json.dumps(bundle).replace("</", "<\\/")).replace(
+                    "@BUNDLE@", _script_safe(json.dumps(bundle))).replace(
                     "@ID@", ident) + "</script>")
         return html + "</div>"
 
@@ -512,7 +510,6 @@ class Scene:
 
 
 _COUNTER = itertools.count()
-_NOTE = "A still of the first frame: online, this 3-D view moves, with its controls."
 _MISSING = ("The 3-D viewer's script (rbdlearn/viz/rbd3d.js) is not installed with "
             "rbdlearn: showing a still of the first frame.")
 # The live view: the bundle (an ES module) is imported from a Blob URL once per page, and
@@ -531,6 +528,12 @@ window.__rbd3dModule.then((m) => {
   el.appendChild(p);
 });
 """
+
+
+def _script_safe(text):
+    """JSON text that cannot end or disturb the ``<script>`` element holding it: every
+    ``<`` written as the escape ``\\u003c`` (the same string in JSON and JavaScript)."""
+    return text.replace("<", "\\u003c")
 
 
 def _bundle():

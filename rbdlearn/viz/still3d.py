@@ -51,12 +51,16 @@ def still_pixels(bodies, poses, scales, camera=None, width=640, height=400):
         light = view + np.array([0.2, 0.1, 0.6])
         light /= np.linalg.norm(light)
         shade = 0.45 + 0.55 * np.abs(n @ light)       # two-sided: STL windings vary
-        ax.add_collection3d(Poly3DCollection(T, facecolors=C * shade[:, None],
-                                             edgecolors="none", linewidths=0))
-        centre, half = (lo + hi) / 2, max((hi - lo).max() / 2, 1e-6)
-        for setter, c in zip((ax.set_xlim, ax.set_ylim, ax.set_zlim), centre):
-            setter(c - half, c + half)
-        ax.set_box_aspect((1, 1, 1), zoom=1.25)
+        faces = C * shade[:, None]
+        # edges in the faces' colour close the seams antialiasing leaves between them
+        ax.add_collection3d(Poly3DCollection(T, facecolors=faces, edgecolors=faces,
+                                             linewidths=0.3))
+        # equal scales on the three axes, the box around the shapes
+        half = np.maximum((hi - lo) / 2, 1e-3 * (hi - lo).max() + 1e-9)
+        centre = (lo + hi) / 2
+        for setter, c, h in zip((ax.set_xlim, ax.set_ylim, ax.set_zlim), centre, half):
+            setter(c - h, c + h)
+        ax.set_box_aspect(tuple(half), zoom=1.3)
         ax.view_init(elev=np.degrees(np.arcsin(view[2])),
                      azim=np.degrees(np.arctan2(view[1], view[0])))
     fig.canvas.draw()
