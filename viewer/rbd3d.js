@@ -35,8 +35,7 @@ const STYLE = `
 .rbd3d .rbd3d-nowebgl { font-size: 0.8rem; font-style: italic; }
 .rbd3d .rbd3d-error { color: #b00020; font-size: 0.85rem; }
 .rbd3d img.rbd3d-still { max-width: 100%; height: auto; }
-@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still,
-  .rbd3d.rbd3d-mounted > p.rbd3d-note { display: none; } }
+@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still { display: none; } }
 @media print { .rbd3d .rbd3d-view, .rbd3d .rbd3d-nowebgl, .rbd3d .rbd3d-error {
   display: none; } }
 `;
