@@ -26,7 +26,7 @@ const STYLE = `
 .rbd3d .rbd3d-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.6rem;
   font-size: 0.85rem; }
 .rbd3d .rbd3d-controls label { display: flex; align-items: center; gap: 0.3rem;
-  flex: 1 1 12rem; min-width: 0; }
+  flex: 1 1 12rem; min-width: 0; white-space: nowrap; }
 .rbd3d .rbd3d-controls input[type=range] { flex: 1 1 auto; min-width: 4rem; }
 .rbd3d .rbd3d-controls output { min-width: 4.5em; font-variant-numeric: tabular-nums; }
 .rbd3d .rbd3d-readout { font-size: 0.85rem; font-family: monospace; white-space: pre-wrap;
@@ -227,7 +227,11 @@ function checkScene(scene) {
 // ---- plots: one SVG per plot, its series over the scrub axis, and a cursor
 function makePlot(doc, plot, xs, width) {
   // drawn at the width it is shown at, so that its text keeps its size
-  const W = Math.max(240, Math.round(width)), H = 140, L = 44, Rt = 8, T = 18, Bt = 10;
+  const W = Math.max(240, Math.round(width)), L = 44, Rt = 8, Bt = 10;
+  // the legend beside the title where both fit, else on a line of its own below it
+  const n = plot.series.length, title = plot.title || "";
+  const twoRows = L + 7 * title.length + 44 * n > W - Rt;
+  const T = twoRows ? 32 : 18, H = 122 + T, legendY = twoRows ? 28 : 12;
   const svg = doc.createElementNS(SVG, "svg");
   svg.setAttribute("class", "rbd3d-plot");
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
@@ -250,7 +254,7 @@ function makePlot(doc, plot, xs, width) {
   };
   add("rect", { x: L, y: T, width: W - L - Rt, height: H - T - Bt, fill: "none",
     stroke: "#bbb" });
-  add("text", { x: L, y: 12, "font-size": 12 }, plot.title || "");
+  add("text", { x: L, y: 12, "font-size": 12 }, title);
   for (const v of [lo, hi]) {
     add("text", { x: L - 4, y: Y(v) + 4, "font-size": 10, "text-anchor": "end" },
       Number(v.toPrecision(3)).toString());
@@ -259,7 +263,7 @@ function makePlot(doc, plot, xs, width) {
     const color = PLOT_COLORS[k % PLOT_COLORS.length];
     add("polyline", { fill: "none", stroke: color, "stroke-width": 1.5,
       points: s.values.map((v, i) => `${X(xs[i]).toFixed(1)},${Y(v).toFixed(1)}`).join(" ") });
-    add("text", { x: W - Rt - 4 - 44 * (plot.series.length - 1 - k), y: 12, "font-size": 11,
+    add("text", { x: W - Rt - 4 - 44 * (n - 1 - k), y: legendY, "font-size": 11,
       fill: color, "text-anchor": "end" }, s.name);
   });
   const cursor = add("line", { y1: T, y2: H - Bt, stroke: "#333", "stroke-dasharray": "3 2" });
