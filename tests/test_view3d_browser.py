@@ -263,12 +263,28 @@ def check_views(page, name):
     return problems
 
 
+# On paper (print media): each view shows its still image and the book's note, not its
+# canvas or controls
+PRINTED = """() => [...document.querySelectorAll('div.rbd3d')].map((v, k) => {
+    const shown = sel => [...v.querySelectorAll(sel)].some(e => e.offsetParent !== null);
+    const out = [];
+    if (!shown('img.rbd3d-still')) out.push('no still image');
+    if (shown('canvas, .rbd3d-controls')) out.push('the canvas or the controls');
+    if (!getComputedStyle(v, '::after').content.includes('Interactive in the online book'))
+        out.push('no note that it moves online');
+    return out.length ? `view ${k + 1} printed with ${out.join(', ')}` : '';
+}).filter(x => x)"""
+
+
 @browser_test
 @pytest.mark.parametrize("entry", VIEW3D_PAGES)
 def test_book_page_3d_views(browser3d, watched3d, entry):
+    """Each 3-D view of a page of the book, worked (check_views), then printed."""
     with book_pdf.Site(built_html()) as site:
         watched3d.page.goto(f"{site.base}{entry}.html", wait_until="load")
         problems = check_views(watched3d.page, entry.removeprefix("book/").replace("/", "-"))
+        watched3d.page.emulate_media(media="print")
+        problems += watched3d.page.evaluate(PRINTED)
     assert not problems + watched3d.problems, "\n".join(problems + watched3d.problems)
 
 
