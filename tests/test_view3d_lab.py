@@ -4,7 +4,8 @@ the new scene. JupyterLab (this venv's, with the book's extensions) runs on a fr
 127.0.0.1 with a token, in a temporary folder holding that notebook; Chromium's headless
 shell opens it and runs all cells from the Run menu; both outputs mount the viewer (the
 bundle inline, from Scene._repr_html_), their canvases draw, and the second scene's
-displayed poses are the kernel's second computation, not the first.
+displayed poses are the kernel's second computation, not the first; no request leaves
+127.0.0.1, and the viewer writes no console error.
 
 Marked like the browser tests (pytest.mark.book and .browser, from BROWSER_MARKS), so it
 runs in the browser phase of `make test`.
@@ -18,13 +19,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+from urllib.parse import urlsplit
 
 import nbformat
 import numpy as np
 import pytest
 
 import view3d_scenes as v3
-from test_browser import BROWSER_MARKS, CHROMIUM
+from test_browser import BROWSER_MARKS, CHROMIUM, LOCAL_HOSTS
 from test_notebooks_clean import ROOT
 from test_view3d_browser import SHOTS, VIEW3D_ARGS, pose_problems
 
@@ -127,6 +129,9 @@ def test_scenes_live_in_jupyterlab(lab):
         page.on("console", lambda m: m.type == "error" and "rbd3d" in m.text
                 and problems.append(f"console error: {m.text}"))
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on("request", lambda r: urlsplit(r.url).scheme in ("http", "https") and
+                urlsplit(r.url).hostname not in LOCAL_HOSTS and
+                problems.append(f"request to another host: {r.url}"))
         page.goto(f"{base}/lab/tree/scene.ipynb?token={token}")
         page.wait_for_selector(".jp-Notebook .jp-Cell")
         # the notebook's kernel started (asked to the server) and idle
