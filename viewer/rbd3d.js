@@ -225,9 +225,16 @@ function checkScene(scene) {
 }
 
 // ---- plots: one SVG per plot, its series over the scrub axis, and a cursor
+
+// a value of an axis in at most about seven characters (2.84e-5, not 0.0000284)
+function tickLabel(v) {
+  const a = Math.abs(v);
+  return a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(2).replace("e-", "e−")
+    : Number(v.toPrecision(3)).toString();
+}
 function makePlot(doc, plot, xs, width) {
   // drawn at the width it is shown at, so that its text keeps its size
-  const W = Math.max(240, Math.round(width)), L = 44, Rt = 8, Bt = 10;
+  const W = Math.max(240, Math.round(width)), L = 50, Rt = 8, Bt = 10;
   // the legend beside the title where both fit, else on a line of its own below it
   const n = plot.series.length, title = plot.title || "";
   const twoRows = L + 7 * title.length + 44 * n > W - Rt;
@@ -257,7 +264,7 @@ function makePlot(doc, plot, xs, width) {
   add("text", { x: L, y: 12, "font-size": 12 }, title);
   for (const v of [lo, hi]) {
     add("text", { x: L - 4, y: Y(v) + 4, "font-size": 10, "text-anchor": "end" },
-      Number(v.toPrecision(3)).toString());
+      tickLabel(v));
   }
   plot.series.forEach((s, k) => {
     const color = PLOT_COLORS[k % PLOT_COLORS.length];
