@@ -254,6 +254,10 @@ def check_views(page, name):
                 view.evaluate("v => v.rbd3d.camera()"), home, atol=1e-9):
             problems.append(f"{where}: the arrow and + keys did not move the camera, or "
                             "Home did not bring it back")
+        canvas.press("ArrowUp")
+        view.locator("button.rbd3d-reset").click()
+        if not np.allclose(view.evaluate("v => v.rbd3d.camera()"), home, atol=1e-9):
+            problems.append(f"{where}: the reset button did not bring the camera back")
 
         problems += fit_problems(page, view, f"{where} at {WIDTHS[0]} px")
     # the phone's width: every view fits (and is drawn at that width)
