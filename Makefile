@@ -63,11 +63,13 @@ venv: $(STAMP)
 
 # The scripts the pages load -- MathJax 4 and its font, and the ipywidgets HTML manager
 # (embed.js, the build for ipywidgets 8, and its icon fonts) -- and the web font of the
-# Japanese text (Noto Sans JP, @fontsource/noto-sans-jp) are pinned in package.json and
+# Japanese text (Noto Sans JP, @fontsource/noto-sans-jp) -- and three.js and esbuild, of
+# which `make viewer` makes the 3-D viewer's bundle -- are pinned in package.json and
 # package-lock.json and installed into node_modules/ (kept by `make clean`) by
-# _ext/web_assets.py: npm fetches the four packages, the script checks each against the
-# lock file and unpacks it, without the packages they depend on, which the book never
-# serves (`npm ci` installs those too: 135 packages, 23 s of CPU, against 7 s).
+# _ext/web_assets.py: npm fetches the packages (esbuild's program: the package of its
+# build for this machine), the script checks each against the lock file and unpacks it,
+# without the packages they depend on, which the book never serves (`npm ci` installs
+# those too: 135 packages, 23 s of CPU, against 7 s for the first four, 8 s for all).
 # They are copied to _build/static/offline/ (the font by _ext/cjk_font.py, which keeps its
 # CJK slices and writes their stylesheet); _config.yml adds _build/static to
 # html_static_path, so every build (`make book`, and the temporary one of `make test`)

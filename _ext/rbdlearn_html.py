@@ -189,10 +189,16 @@ def add_rbd3d_script(app, pagename, templatename, context, doctree):
 
 
 def write_rbd3d_packs(app, exception):
-    """Fix 8, at the end: every mesh pack the output's 3-D scenes name."""
+    """Fix 8, at the end: every mesh pack the output's 3-D scenes name, and the bundle
+    brought up to date where no page with a scene was written again (an incremental
+    build after `make viewer`)."""
     if exception is not None or app.builder.format != "html":
         return
-    write_packs(Path(app.builder.outdir))
+    out = Path(app.builder.outdir)
+    write_packs(out)
+    bundle = out / "_static" / RBD3D_DIR / "rbd3d.js"
+    if bundle.is_file() and bundle.read_bytes() != RBD3D_BUNDLE.read_bytes():
+        shutil.copyfile(RBD3D_BUNDLE, bundle)
 
 
 def write_packs(outdir):

@@ -11,7 +11,7 @@ named among its optional dependencies (`@esbuild/linux-x64`, ...): the one whose
 
 `npm ci` would also install the 130 packages that the widget manager's sources import
 (15,400 files, 280 MB): 23 s of CPU on a two-core machine, against 7 s for the four
-tarballs here. npm still fetches them (`npm pack`, through its cache and
+tarballs here before three.js and esbuild were added (8 s with them, seven tarballs). npm still fetches them (`npm pack`, through its cache and
 the configured registry); this script checks each against the lock file and unpacks it.
 
     python _ext/web_assets.py [--npm NPM] [--root ROOT]
@@ -128,7 +128,7 @@ def install(npm="npm", root=ROOT):
             unpack(tarball, root / "node_modules" / packed["name"])
     if packages:
         sys.exit(f"npm pack returned no tarball for {sorted(packages)}")
-    print(f"{len(specs)} packages of package.json (and esbuild's build for this machine) in "
+    print(f"{len(specs)} packages (package.json's, and esbuild's build for this machine) in "
           f"node_modules/, checked against package-lock.json")
 
 

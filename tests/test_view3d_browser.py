@@ -45,6 +45,7 @@ EXPECTED_CHAPTERS = ()
 
 
 def browser_test(f):
+    """BROWSER_MARKS (pytest.mark.book and .browser: the Makefile greps mark.book)."""
     for mark in BROWSER_MARKS:
         f = mark(f)
     return f
@@ -101,7 +102,7 @@ def static_site(folder, html):
         f"src='_static/{rbdlearn_html.RBD3D_DIR}/rbd3d.js'></script></head><body>"
         "<article style='max-width: 760px; margin: auto; padding: 0 8px'>"
         f"<h1>3-D</h1>{html}</article></body></html>", encoding="utf-8")
-    assert rbdlearn_html.write_packs(folder), "fix 8 found no pack to write"
+    rbdlearn_html.write_packs(folder)
     return folder / "page.html"
 
 
@@ -217,26 +218,34 @@ def check_views(page, name):
                 problems.append(f"{where}: the parameter slider moved no body")
             problems += pose_problems(view, scene, f"{where} (parameter moved)")
 
-        # play (from the end it starts again at the first frame), then pause
+        # play at a quarter of the speed (from the end it starts again at the first
+        # frame) until the frame moves, then pause: the frame stays
+        view.locator("select.rbd3d-speed").select_option("0.25")
         view.locator("button.rbd3d-play").click()
-        if F > 2:
-            page.wait_for_function("v => v.rbd3d.frame > 0 && v.rbd3d.frame < "
-                                   f"{F - 1}", arg=view.element_handle(),
-                                   timeout=TIMEOUT_MS)
         playing = view.evaluate("v => v.rbd3d.playing")
+        if F > 2:
+            page.wait_for_function("v => v.rbd3d.frame > 0", arg=view.element_handle(),
+                                   timeout=TIMEOUT_MS)
         view.locator("button.rbd3d-play").click()
-        if not playing or view.evaluate("v => v.rbd3d.playing"):
+        paused_at = view.evaluate("v => v.rbd3d.frame")
+        page.wait_for_timeout(300)
+        if not playing or view.evaluate("v => v.rbd3d.playing") or \
+                view.evaluate("v => v.rbd3d.frame") != paused_at:
             problems.append(f"{where}: the play button did not play and pause")
         problems += pose_problems(view, scene, f"{where} (played)")
 
         # the keyboard on the canvas: space plays and pauses, an arrow orbits, Home resets
         canvas = view.locator("canvas.rbd3d-canvas")
         home = view.evaluate("v => v.rbd3d.camera()")
+        view.locator("input.rbd3d-scrub").press("Home")     # (a whole run to play)
         canvas.focus()
         canvas.press(" ")
         if not view.evaluate("v => v.rbd3d.playing"):
-            problems.append(f"{where}: space on the canvas did not play")
+            problems.append(f"{where}: space on the canvas did not play (at frame "
+                            f"{view.evaluate('v => v.rbd3d.frame')} of {F})")
         canvas.press(" ")
+        if view.evaluate("v => v.rbd3d.playing"):
+            problems.append(f"{where}: space on the canvas did not pause")
         canvas.press("ArrowLeft")
         canvas.press("+")
         moved = view.evaluate("v => v.rbd3d.camera()")
@@ -245,6 +254,10 @@ def check_views(page, name):
                 view.evaluate("v => v.rbd3d.camera()"), home, atol=1e-9):
             problems.append(f"{where}: the arrow and + keys did not move the camera, or "
                             "Home did not bring it back")
+        canvas.press("ArrowUp")
+        view.locator("button.rbd3d-reset").click()
+        if not np.allclose(view.evaluate("v => v.rbd3d.camera()"), home, atol=1e-9):
+            problems.append(f"{where}: the reset button did not bring the camera back")
 
         problems += fit_problems(page, view, f"{where} at {WIDTHS[0]} px")
     # the phone's width: every view fits (and is drawn at that width)
@@ -262,12 +275,28 @@ def check_views(page, name):
     return problems
 
 
+# On paper (print media): each view shows its still image and the book's note, not its
+# canvas or controls
+PRINTED = """() => [...document.querySelectorAll('div.rbd3d')].map((v, k) => {
+    const shown = sel => [...v.querySelectorAll(sel)].some(e => e.offsetParent !== null);
+    const out = [];
+    if (!shown('img.rbd3d-still')) out.push('no still image');
+    if (shown('canvas, .rbd3d-controls')) out.push('the canvas or the controls');
+    if (!getComputedStyle(v, '::after').content.includes('Interactive in the online book'))
+        out.push('no note that it moves online');
+    return out.length ? `view ${k + 1} printed with ${out.join(', ')}` : '';
+}).filter(x => x)"""
+
+
 @browser_test
 @pytest.mark.parametrize("entry", VIEW3D_PAGES)
 def test_book_page_3d_views(browser3d, watched3d, entry):
+    """Each 3-D view of a page of the book, worked (check_views), then printed."""
     with book_pdf.Site(built_html()) as site:
         watched3d.page.goto(f"{site.base}{entry}.html", wait_until="load")
         problems = check_views(watched3d.page, entry.removeprefix("book/").replace("/", "-"))
+        watched3d.page.emulate_media(media="print")
+        problems += watched3d.page.evaluate(PRINTED)
     assert not problems + watched3d.problems, "\n".join(problems + watched3d.problems)
 
 
@@ -286,6 +315,7 @@ def test_static_page(tmp_path, watched3d, monkeypatch):
     html = v3.ur5_scene()._repr_html_()
     assert "<script type=\"module\"" not in html and "inline_packs" not in html
     page = static_site(tmp_path, html)
+    assert (tmp_path / "_static/offline/rbd3d/meshes/ur5_robot-collision.rbdm").is_file()
     with book_pdf.Site(page.parent) as site:
         watched3d.page.goto(f"{site.base}page.html", wait_until="load")
         problems = check_views(watched3d.page, "static-ur5")

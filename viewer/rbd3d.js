@@ -26,7 +26,7 @@ const STYLE = `
 .rbd3d .rbd3d-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.6rem;
   font-size: 0.85rem; }
 .rbd3d .rbd3d-controls label { display: flex; align-items: center; gap: 0.3rem;
-  flex: 1 1 12rem; min-width: 0; }
+  flex: 1 1 12rem; min-width: 0; white-space: nowrap; }
 .rbd3d .rbd3d-controls input[type=range] { flex: 1 1 auto; min-width: 4rem; }
 .rbd3d .rbd3d-controls output { min-width: 4.5em; font-variant-numeric: tabular-nums; }
 .rbd3d .rbd3d-readout { font-size: 0.85rem; font-family: monospace; white-space: pre-wrap;
@@ -35,8 +35,7 @@ const STYLE = `
 .rbd3d .rbd3d-nowebgl { font-size: 0.8rem; font-style: italic; }
 .rbd3d .rbd3d-error { color: #b00020; font-size: 0.85rem; }
 .rbd3d img.rbd3d-still { max-width: 100%; height: auto; }
-@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still,
-  .rbd3d.rbd3d-mounted > p.rbd3d-note { display: none; } }
+@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still { display: none; } }
 @media print { .rbd3d .rbd3d-view, .rbd3d .rbd3d-nowebgl, .rbd3d .rbd3d-error {
   display: none; } }
 `;
@@ -226,9 +225,20 @@ function checkScene(scene) {
 }
 
 // ---- plots: one SVG per plot, its series over the scrub axis, and a cursor
+
+// a value of an axis in at most about seven characters (2.84e-5, not 0.0000284)
+function tickLabel(v) {
+  const a = Math.abs(v);
+  return a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(2).replace("e-", "e−")
+    : Number(v.toPrecision(3)).toString();
+}
 function makePlot(doc, plot, xs, width) {
   // drawn at the width it is shown at, so that its text keeps its size
-  const W = Math.max(240, Math.round(width)), H = 140, L = 44, Rt = 8, T = 18, Bt = 10;
+  const W = Math.max(240, Math.round(width)), L = 50, Rt = 8, Bt = 10;
+  // the legend beside the title where both fit, else on a line of its own below it
+  const n = plot.series.length, title = plot.title || "";
+  const twoRows = L + 7 * title.length + 44 * n > W - Rt;
+  const T = twoRows ? 32 : 18, H = 122 + T, legendY = twoRows ? 28 : 12;
   const svg = doc.createElementNS(SVG, "svg");
   svg.setAttribute("class", "rbd3d-plot");
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
@@ -251,16 +261,16 @@ function makePlot(doc, plot, xs, width) {
   };
   add("rect", { x: L, y: T, width: W - L - Rt, height: H - T - Bt, fill: "none",
     stroke: "#bbb" });
-  add("text", { x: L, y: 12, "font-size": 12 }, plot.title || "");
+  add("text", { x: L, y: 12, "font-size": 12 }, title);
   for (const v of [lo, hi]) {
     add("text", { x: L - 4, y: Y(v) + 4, "font-size": 10, "text-anchor": "end" },
-      Number(v.toPrecision(3)).toString());
+      tickLabel(v));
   }
   plot.series.forEach((s, k) => {
     const color = PLOT_COLORS[k % PLOT_COLORS.length];
     add("polyline", { fill: "none", stroke: color, "stroke-width": 1.5,
       points: s.values.map((v, i) => `${X(xs[i]).toFixed(1)},${Y(v).toFixed(1)}`).join(" ") });
-    add("text", { x: W - Rt - 4 - 44 * (plot.series.length - 1 - k), y: 12, "font-size": 11,
+    add("text", { x: W - Rt - 4 - 44 * (n - 1 - k), y: legendY, "font-size": 11,
       fill: color, "text-anchor": "end" }, s.name);
   });
   const cursor = add("line", { y1: T, y2: H - Bt, stroke: "#333", "stroke-dasharray": "3 2" });
@@ -546,7 +556,12 @@ function build(el, scene, { F, B, R, runs }) {
   }
 
   function loop(now) {
-    if (!el.isConnected) { renderer.dispose(); return; }
+    // a view out of the document (a notebook keeps outputs of cells scrolled away
+    // detached, and may attach an output after its script ran) waits, drawing nothing
+    if (!el.isConnected) {
+      win.setTimeout(() => win.requestAnimationFrame(loop), 500);
+      return;
+    }
     win.requestAnimationFrame(loop);
     if (!state.ready) return;
     if (state.playing) advance(now);
