@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import energy
 from ..articulated import felt_inertias, felt_masses, inward_pass_steps
+from ..errors import RbdlearnError
 from ..joints import from_swing_twist, swing_twist, swing_twist_limit_violation
 from ..joints import zyx_angles  # re-exported: notebooks call widgets.zyx_angles (ch. 2, 5)
 from ..models import small_trees
