@@ -398,6 +398,8 @@ def contact_run_scene(title, model, shapes, runs, names, *, source=None, param=N
     for j, name in enumerate(names):
         arrows = [s3.arrow_poses(fr["point"][:, j] - force_scale * fr["force"][:, j],
                                  fr["force"][:, j], scale=force_scale) for fr in frames]
+        for (_, sizes), fr in zip(arrows, frames):     # no force: nothing drawn, no head
+            sizes[~np.any(fr["force"][:, j], axis=1)] = 0.0
         scene.add_marker(f"force at {name}", [s3.shape("arrow", radius=0.008,
                                                          color=FORCE_COLOR)],
                          [a[0] for a in arrows], scales=[a[1] for a in arrows])
@@ -428,7 +430,7 @@ def biped_shapes(thigh=0.45, shin=0.45, torso_length=0.5, color="#59a14f"):
             7: [limb(shin, 0.03), joint]}
 
 
-def talos_release_scene(t_end=2.0, dt=0.002, every=10, cell=0.01):
+def talos_release_scene(t_end=2.0, dt=0.002, every=5, cell=0.01):
     """Talos released under gravity (:func:`talos_release`) as a 3-D scene: the visual
     meshes reduced at ``cell`` metres, a frame every ``every`` steps, beside it the
     total energy (which RK4 keeps to its accuracy) and the read-out of time and energy."""
@@ -438,7 +440,7 @@ def talos_release_scene(t_end=2.0, dt=0.002, every=10, cell=0.01):
     shapes = s3.robot_shapes(model, TALOS_URDF, kind="visual", cell=cell)
     scene = s3.Scene("Talos released under gravity, pelvis fixed (ABA + RK4)",
                      scrub=("t (s)", run.t[keep]),
-                     camera={"position": [2.6, -1.6, 0.6], "target": [0.0, 0.0, -0.1]})
+                     camera={"position": [1.6, -2.6, 0.3], "target": [0.0, 0.0, -0.2]})
     scene.add_model(model, run.q[keep], shapes, name="Talos",
                     source={"urdf": TALOS_URDF, "floating_base": False})
     E = energy(model, run.q[keep], run.qd[keep])

@@ -191,8 +191,7 @@ def panda_hand_scene(elbow=None, payloads=(0.0, 1.0, 2.0, 3.0), scale=0.15):
                          [e[0] for e in ell], scales=[e[1] for e in ell])
     masses = {key: felt_masses_3d(grid[key])[0] for key in ("held", "free")}
     scene.add_plot("wrist held: 1/m, the blue semi-axes ÷ s (m/s² per N)",
-                   [{f"1/m{k + 1}": 1 / masses["held"][r, :, k] for k in range(3)}
-                    for r in range(R)])
+                   {f"1/m{k + 1}": list(1 / masses["held"][:, :, k]) for k in range(3)})
     scene.set_param("payload (kg)", list(payloads), index=0)
     scene.set_readout([[f"q4 = {q4:+.2f} rad, payload {m:g} kg\n"
                         f"wrist held: felt masses {_masses(masses['held'][r, k])} kg\n"
