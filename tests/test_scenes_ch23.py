@@ -154,3 +154,70 @@ def test_talos_release_keeps_its_energy_and_starts_with_pinocchios_aba():
                     np.zeros(pmodel.nv), np.zeros(pmodel.nv))
     a = rbd.aba(model, q0, np.zeros(model.nv), np.zeros(model.nv))
     assert np.allclose(a, interop.v_from_pin(model, pmodel, a_pin), rtol=1e-9, atol=1e-9)
+
+
+# ------------------------------------------------------------ the scenes themselves
+
+
+def quat_matrix(p):
+    """Rotation matrices (..., 3, 3) of poses (..., 7) [x, y, z, qw, qx, qy, qz]."""
+    w, x, y, z = np.moveaxis(np.asarray(p, dtype=float)[..., 3:], -1, 0)
+    return np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z),
+                               2 * (x * z + w * y)], -1),
+                     np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z),
+                               2 * (y * z - w * x)], -1),
+                     np.stack([2 * (x * z - w * y), 2 * (y * z + w * x),
+                               1 - 2 * (x * x + y * y)], -1)], -2)
+
+
+def test_contact_run_scene_draws_the_runs_forces_and_poses(box_run):
+    box, run, names = box_run
+    scene = ch2_aba.contact_run_scene("box", box, ch2_aba.box_shapes((0.6, 0.4, 0.2)),
+                                      [run], names, force_scale=0.005, every=2)
+    keep = np.arange(0, len(run.t), 2)
+    fr = ch2_aba.contact_frames(box, run, names)
+    bodies = [b["name"] for b in scene.to_json()["bodies"]]
+    poses, sizes = scene.poses(0), scene.scales(0)
+    X0 = rbd.forward_kinematics(box, run.q[keep])
+    R, p = rbd.body_pose(X0[1])
+    assert np.allclose(poses[:, bodies.index("box"), :3], p)
+    assert np.allclose(quat_matrix(poses[:, bodies.index("box")]), R)
+    for j, name in enumerate(names):
+        b = bodies.index(f"force at {name}")
+        axis = quat_matrix(poses[:, b])[..., 2]
+        drawn = axis * sizes[:, b, 2:3] / 0.005
+        assert np.allclose(drawn, fr["force"][keep, j], atol=1e-9)
+        tip = poses[:, b, :3] + axis * sizes[:, b, 2:3]
+        on = fr["active"][keep, j]
+        assert np.allclose(tip[on], fr["point"][keep][on, j])
+        none = ~np.any(fr["force"][keep, j], axis=1)
+        assert np.all(sizes[none, b] == 0)                   # nothing drawn, no stray head
+    assert scene.to_json()["runs"][0]["readout"] == [
+        ch2_aba.contact_readout(run.t, names, fr)[k] for k in keep]
+    with pytest.raises(RbdlearnError, match="param"):
+        ch2_aba.contact_run_scene("two", box, ch2_aba.box_shapes((0.6, 0.4, 0.2)),
+                                  [run, run], names)
+
+
+def test_panda_hand_scene_stores_the_acceleration_ellipsoids():
+    elbow, payloads = np.array([-2.0, -0.5]), (0.0, 2.0)
+    scene = ch3_crb.panda_hand_scene(elbow, payloads, scale=0.2)
+    grid = ch3_crb.panda_hand_grid(elbow, payloads)
+    js = scene.to_json()
+    bodies = [b["name"] for b in js["bodies"]]
+    assert js["param"]["values"] == [0.0, 2.0] and len(js["runs"]) == 2
+    for r in range(2):
+        poses, sizes = scene.poses(r), scene.scales(r)
+        for key in ("held", "free"):
+            b = bodies.index(f"acceleration ellipsoid, wrist {key}")
+            R = quat_matrix(poses[:, b])
+            A = R @ (sizes[:, b, :, None] ** 2 * R.mT)
+            S = 0.2 * grid[key][r]
+            assert np.allclose(A, S @ S, atol=1e-12)               # semi-axes 0.2 / m_k
+            assert np.allclose(poses[:, b, :3], grid["hand"])
+        m = 1 / np.linalg.eigvalsh(grid["held"][r])
+        assert js["runs"][r]["plots"][0]["series"][0]["values"] == pytest.approx(
+            list(1 / m[:, 0]))
+        assert f"{m[0, 0]:.3g}" in js["runs"][r]["readout"][0]
+    assert js["packs"] == {"panda-collision": {"urdf": ch3_crb.PANDA_URDF,
+                                               "kind": "collision", "cell": 0.0}}
