@@ -320,7 +320,7 @@ def contact_readout(t, names, frames, extra=None):
             if not frames["active"][k, j]:
                 continue
             f, vb, va = (frames[key][k, j] for key in ("force", "v_before", "v_after"))
-            text.append(f"{name}: P/h = {vec(f, 1)} N, v {vec(vb, 2)} → {vec(va, 2)} m/s")
+            text.append(f"{name}: P/h = {vec(f, 1)} N\n  v {vec(vb, 2)} → {vec(va, 2)} m/s")
         if len(text) == 1:
             text.append("no contact in use")
         lines.append("\n".join(text))

@@ -165,7 +165,7 @@ def acceleration_ellipsoid(inverse_inertia, scale):
     return S @ S
 
 
-def panda_hand_scene(elbow=None, payloads=(0.0, 1.0, 2.0, 3.0), scale=0.15):
+def panda_hand_scene(elbow=None, payloads=(0.0, 1.0, 2.0, 3.0), scale=0.2):
     """The Panda over the postures :func:`panda_postures` of the elbow angles ``elbow``
     (the scrubber), with at its hand the acceleration ellipsoids
     (:func:`acceleration_ellipsoid`, ``scale`` m per m/s²) of Λ⁻¹ with the wrist held
@@ -177,7 +177,7 @@ def panda_hand_scene(elbow=None, payloads=(0.0, 1.0, 2.0, 3.0), scale=0.15):
     model = panda_model()
     scene = s3.Scene("Panda: the inertia felt at the hand",
                      scrub=("elbow q4 (rad)", elbow),
-                     camera={"position": [0.5, -2.2, 0.9], "target": [0.3, 0.0, 0.45]})
+                     camera={"position": [0.75, -1.45, 0.75], "target": [0.3, 0.0, 0.4]})
     R = len(payloads)
     scene.add_model(model, [grid["q"]] * R,
                     s3.robot_shapes(model, PANDA_URDF, kind="collision"), name="Panda",
