@@ -1,9 +1,10 @@
 """What the 3-D viewer's tests share (tests/test_view3d_browser.py, tests/test_view3d_lab.py):
-a scene JSON made here by hand from rbdlearn's numbers (the format of
-rbdlearn/viz/scene3d.py, version 1: primitive shapes, a marker, a tiny mesh pack, two runs
-over a parameter, a plot and a read-out), the poses a scene's JSON holds and those
-rbdlearn's forward kinematics gives for its models, and the scripts that read a mounted
-view in the browser.
+a real scene (rbdlearn.viz.scene3d: the UR5 with its collision meshes, two runs over a
+parameter, a force arrow, a plot and a read-out), a scene JSON made here by hand (the
+format of scene3d, version 1: primitive shapes, a marker, a tiny mesh pack of its own, so
+that the viewer is also checked against the format rather than against scene3d alone),
+the poses a scene's JSON holds and those rbdlearn's forward kinematics gives for its
+models, and the scripts that read a mounted view in the browser.
 """
 
 import base64
@@ -18,6 +19,30 @@ from rbdlearn.kinematics import body_pose
 from rbdlearn.spatial import rot_to_quat
 
 ROOT_URL_PACK = "rbd3d-test-tetra"
+UR5 = "ur_description/urdf/ur5_robot.urdf"
+
+
+def ur5_scene(frames=30, payloads=(0.0, 2.0)):
+    """The UR5 (collision meshes) moving its joints, one run per payload value (the
+    motion scaled with it, so the runs differ), with an arrow at the tool and a plot."""
+    from rbdlearn import urdf
+    from rbdlearn.viz import scene3d as s3
+    model = urdf.load(urdf.example_robot_path(UR5), mimic=False)
+    t = np.linspace(0.0, 1.5, frames)
+    qs = [np.stack([(0.5 + 0.2 * m) * np.sin(1.5 * t + k) for k in range(model.nq)], 1)
+          for m in payloads]
+    scene = s3.Scene("UR5 moving its joints (test scene)", ("t (s)", t))
+    scene.set_param("payload (kg)", list(payloads), index=0)
+    scene.add_model(model, qs, s3.robot_shapes(model, UR5), name="UR5",
+                    source={"urdf": UR5, "floating_base": False})
+    tool = [np.array([pose7(X)[:3] for X in rbdlearn.forward_kinematics(model, q)[-1]])
+            for q in qs]
+    arrows = [s3.arrow_poses(p, np.tile([0.0, 0.0, -0.3], (frames, 1))) for p in tool]
+    scene.add_marker("weight", [s3.shape("arrow", radius=0.01, color="#d62728")],
+                     [a[0] for a in arrows], [a[1] for a in arrows])
+    scene.add_plot("joint angles (rad)", {f"q{k + 1}": [q[:, k] for q in qs]
+                                          for k in range(2)})
+    return scene
 
 
 def b64(array, dtype):
@@ -55,7 +80,7 @@ def sample_scene(frames=40, inline=True):
     with a force arrow at the torso, a plot, a read-out and a tetrahedron mesh on the torso.
     ``inline``: the mesh pack inside the JSON (live mode) rather than fetched by URL."""
     model, _ = rbdlearn.models.planar_biped()
-    t = np.linspace(0.0, 2.0, frames)
+    t = np.linspace(0.0, 1.5, frames)      # the last frame differs from the first
     amplitudes = [0.4, 0.9]
     bodies = [(3, "torso", [{"type": "box", "size": [0.12, 0.2, 0.5],
                              "origin": [0, 0, 0.25, 1, 0, 0, 0], "color": "#4c72b0"},
@@ -125,8 +150,9 @@ def rebuilt_model(source):
     factory of rbdlearn); factories that return (model, extras) give their model."""
     if "urdf" in source:
         from rbdlearn import urdf
-        return urdf.load(rbdlearn.example_robot_path(source["urdf"]),
-                         floating_base=source.get("floating_base", False))
+        return urdf.load(urdf.example_robot_path(source["urdf"]),
+                         floating_base=source.get("floating_base", False),
+                         mimic=source.get("mimic", False))
     module, _, name = source["factory"].rpartition(".")
     made = getattr(importlib.import_module(module), name)(**source.get("kwargs", {}))
     return made[0] if isinstance(made, tuple) else made

@@ -20,7 +20,7 @@ const PLOT_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c
 const STYLE = `
 .rbd3d { max-width: 100%; margin: 0.5rem 0; }
 .rbd3d .rbd3d-view { display: flex; flex-direction: column; gap: 0.3rem; max-width: 100%; }
-.rbd3d canvas.rbd3d-canvas { display: block; width: 100%; max-width: 100%;
+.rbd3d canvas.rbd3d-canvas { display: block; box-sizing: border-box; width: 100%;
   border: 1px solid #ccd; border-radius: 4px; touch-action: none; }
 .rbd3d canvas.rbd3d-canvas:focus-visible { outline: 2px solid #1f77b4; }
 .rbd3d .rbd3d-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.6rem;
@@ -31,12 +31,14 @@ const STYLE = `
 .rbd3d .rbd3d-controls output { min-width: 4.5em; font-variant-numeric: tabular-nums; }
 .rbd3d .rbd3d-readout { font-size: 0.85rem; font-family: monospace; white-space: pre-wrap;
   overflow-wrap: anywhere; }
-.rbd3d svg.rbd3d-plot { width: 100%; height: auto; display: block; }
-.rbd3d .rbd3d-note { font-size: 0.8rem; font-style: italic; }
+.rbd3d svg.rbd3d-plot { max-width: 100%; display: block; font-family: sans-serif; }
+.rbd3d .rbd3d-nowebgl { font-size: 0.8rem; font-style: italic; }
 .rbd3d .rbd3d-error { color: #b00020; font-size: 0.85rem; }
 .rbd3d img.rbd3d-still { max-width: 100%; height: auto; }
-@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still { display: none; } }
-@media print { .rbd3d .rbd3d-view, .rbd3d .rbd3d-note { display: none; } }
+@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still,
+  .rbd3d.rbd3d-mounted > p.rbd3d-note { display: none; } }
+@media print { .rbd3d .rbd3d-view, .rbd3d .rbd3d-nowebgl, .rbd3d .rbd3d-error {
+  display: none; } }
 `;
 
 function addStyle(doc) {
@@ -85,7 +87,9 @@ export function parsePack(buffer, name) {
     fail(`mesh pack ${name}: not an RBDM1 file`);
   }
   const length = view.getUint32(8, true);
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + length)));
+  // (the header's zero padding may be counted in its length, or follow it)
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + length))
+    .replace(/\0+$/, ""));
   const start = Math.ceil((12 + length) / 4) * 4;
   const meshes = {};
   for (const m of header.meshes) {
@@ -222,11 +226,14 @@ function checkScene(scene) {
 }
 
 // ---- plots: one SVG per plot, its series over the scrub axis, and a cursor
-function makePlot(doc, plot, xs) {
-  const W = 600, H = 150, L = 44, Rt = 8, T = 18, Bt = 18;
+function makePlot(doc, plot, xs, width) {
+  // drawn at the width it is shown at, so that its text keeps its size
+  const W = Math.max(240, Math.round(width)), H = 140, L = 44, Rt = 8, T = 18, Bt = 10;
   const svg = doc.createElementNS(SVG, "svg");
   svg.setAttribute("class", "rbd3d-plot");
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("width", W);
+  svg.setAttribute("height", H);
   svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", plot.title || "plot");
   const all = plot.series.flatMap((s) => s.values);
@@ -253,7 +260,7 @@ function makePlot(doc, plot, xs) {
     const color = PLOT_COLORS[k % PLOT_COLORS.length];
     add("polyline", { fill: "none", stroke: color, "stroke-width": 1.5,
       points: s.values.map((v, i) => `${X(xs[i]).toFixed(1)},${Y(v).toFixed(1)}`).join(" ") });
-    add("text", { x: W - Rt - 4 - 40 * (plot.series.length - 1 - k), y: 12, "font-size": 11,
+    add("text", { x: W - Rt - 4 - 44 * (plot.series.length - 1 - k), y: 12, "font-size": 11,
       fill: color, "text-anchor": "end" }, s.name);
   });
   const cursor = add("line", { y1: T, y2: H - Bt, stroke: "#333", "stroke-dasharray": "3 2" });
@@ -313,7 +320,7 @@ export function mount(el, scene, options = {}) {
     return null;
   }
   if (!(options.webgl ?? webglAvailable(doc))) {
-    el.appendChild(element(doc, "p", { class: "rbd3d-note" },
+    el.appendChild(element(doc, "p", { class: "rbd3d-nowebgl" },
       "This browser has no WebGL: the 3-D view is shown as a still image of its first frame."));
     return null;
   }
@@ -417,7 +424,8 @@ function build(el, scene, { F, B, R, runs }) {
     if (plotsRun === state.run) return;
     plotsRun = state.run;
     plotsBox.replaceChildren();
-    plots = runs[state.run].plots.map((p) => makePlot(doc, p, xs));
+    const width = plotsBox.clientWidth || canvas.clientWidth || 600;
+    plots = runs[state.run].plots.map((p) => makePlot(doc, p, xs, width));
     for (const p of plots) plotsBox.appendChild(p.svg);
   }
 
@@ -470,6 +478,9 @@ function build(el, scene, { F, B, R, runs }) {
     renderer.setSize(width, height, false);
     camera.aspect = width / height;
     camera.updateProjectionMatrix();
+    plotsRun = -1;        // the plots again, at the new width
+    drawPlots();
+    for (const p of plots) p.move(state.frame);
     state.dirty = true;
   }
 

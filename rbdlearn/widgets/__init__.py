@@ -1,7 +1,9 @@
 """Interactive explorers for the book's notebooks (ipywidgets + matplotlib), by chapter.
 
 - :mod:`~rbdlearn.widgets.ch1_spatial` (Chapter 1): :func:`plucker_explorer` (§1),
-  :func:`constrained_motion_explorer` (§2), :func:`rnea_explorer` (§3).
+  :func:`constrained_motion_explorer` (§2), :func:`rnea_explorer` (§3); the UR5 in
+  3-D with its RNEA torques, :func:`ur5_trajectory_scene` (§3, a
+  :class:`rbdlearn.viz.scene3d.Scene`).
 - :mod:`~rbdlearn.widgets.ch2_aba` (Chapter 2): :func:`propagation_explorer` (§1),
   :func:`articulated_inertia_explorer` (§2), :func:`aba_step_explorer` (§3),
   :func:`ball_joint_explorer` (§4), :func:`contact_explorer` (§5),

@@ -1,7 +1,8 @@
 """Explorers of Chapter 1: one planar motion seen from two frames (§1,
 :func:`plucker_explorer`), a plate constrained to a hinge, a slider or the plane (§2,
 :func:`constrained_motion_explorer`) and the RNEA on a planar arm (§3,
-:func:`rnea_explorer`)."""
+:func:`rnea_explorer`); the UR5 following a trajectory in 3-D with its RNEA torques (§3,
+:func:`ur5_trajectory_scene`)."""
 
 import math
 
@@ -17,7 +18,8 @@ from ..spatial import (PLANE_S, applied_force, force_X, hinge_S, plate_body, plu
                        slider_S)
 from .core import Picture, explorer_box, grid_values, readout, slider, vec, control_layout
 
-__all__ = ["plucker_explorer", "rnea_explorer", "constrained_motion_explorer"]
+__all__ = ["plucker_explorer", "rnea_explorer", "constrained_motion_explorer",
+           "ur5_trajectory", "ur5_trajectory_scene", "UR5_URDF"]
 
 
 def plucker_explorer(force=(-1.0, 0.0, 0.0, 0.0, 1.0, 0.0)):
@@ -189,3 +191,81 @@ def constrained_motion_explorer():
     return explorer_box(pic, c, html, update,
                 views={"joint": ["hinge", "slider", "plane"],
                        "β": grid_values(-3.14, 3.14, np.pi / 6)})
+
+
+UR5_URDF = "ur_description/urdf/ur5_robot.urdf"
+STEEL = 7850.0        # kg/m³: the payload is drawn as a steel ball of its mass
+
+
+def ur5_trajectory(duration=4.0, frames=81):
+    """``(t, q, qd, qdd)`` of a UR5 move from a folded posture to a reach across the
+    table and back: ``q(t) = q_a + (q_b − q_a)(1 − cos 2πt/T)/2`` for t in [0, T],
+    at rest at both ends, at ``frames`` times; arrays (F,) and (F, 6)."""
+    q_a = np.array([-0.6, -2.0, 2.1, -1.7, -1.57, 0.0])
+    q_b = np.array([1.3, -0.8, 0.9, -1.2, -1.0, 1.2])
+    t = np.linspace(0.0, duration, frames)
+    w = 2 * np.pi / duration
+    s, sd, sdd = (1 - np.cos(w * t)) / 2, w * np.sin(w * t) / 2, w * w * np.cos(w * t) / 2
+    d = q_b - q_a
+    return t, q_a + s[:, None] * d, sd[:, None] * d, sdd[:, None] * d
+
+
+def _ur5_tool():
+    """The UR5 model, its tool body (wrist 3), the centre of its flange (the ee_link
+    frame's origin, welded to wrist 3) and the flange's outward normal (the ee_link's x
+    axis), in that body's coordinates."""
+    from pathlib import Path
+
+    from .. import urdf
+    from ..spatial import plux_parts
+    path = urdf.example_robot_path(UR5_URDF)
+    model = urdf.load(path)
+    _, body, X = urdf.link_frames(Path(path).read_bytes())["ee_link"]
+    E, r = plux_parts(X)
+    return model, body, r, E[0]
+
+
+def with_point_mass(model, body, mass, point):
+    """A copy of ``model`` with a point mass ``mass`` at ``point`` (body coordinates) on
+    ``body``."""
+    from ..spatial import mcI
+    I = list(model.I)
+    I[body] = I[body] + mcI(mass, np.asarray(point, dtype=float), np.zeros((3, 3)))
+    return model.replace(I=I)
+
+
+def ur5_trajectory_scene(payloads=(0.0, 1.0, 2.5, 5.0), index=2, duration=4.0, frames=81):
+    """The UR5 following :func:`ur5_trajectory` in 3-D (its collision meshes), the joint
+    torques ``rbd.rnea`` gives along it drawn beside it, one run per payload mass (kg)
+    at the tool (a slider), the run ``index`` first. The motion is the same in every
+    run; the torques are those of the arm carrying the payload, a steel ball of that
+    mass fixed on the flange (its centre one radius out along the flange's normal),
+    taken as a point mass at its centre. Returns the
+    :class:`~rbdlearn.viz.scene3d.Scene`, with ``scene.torques`` (R, F, 6),
+    ``scene.trajectory`` (t, q, qd, qdd) and ``scene.tool`` (body, [payload centre in
+    its coordinates per run]) for checks."""
+    from .. import body_pose, forward_kinematics, rnea
+    from ..viz import scene3d as s3
+    model, body, flange, normal = _ur5_tool()
+    t, q, qd, qdd = ur5_trajectory(duration, frames)
+    radii = [(3 * m / (4 * np.pi * STEEL)) ** (1 / 3) for m in payloads]
+    centres = [flange + r * normal for r in radii]
+    torques = np.stack([rnea(with_point_mass(model, body, m, c), q, qd, qdd)
+                        for m, c in zip(payloads, centres)])
+    scene = s3.Scene("UR5 following a trajectory, with its RNEA joint torques",
+                     ("t (s)", t), camera={"position": [1.5, -1.5, 1.1],
+                                           "target": [0.0, 0.0, 0.3]})
+    scene.add_model(model, q, s3.robot_shapes(model, UR5_URDF), name="UR5",
+                    source={"urdf": UR5_URDF, "floating_base": False})
+    R, p = body_pose(forward_kinematics(model, q)[body])
+    still = np.tile([1.0, 0, 0, 0], (frames, 1))
+    scene.add_marker("payload", [s3.shape("sphere", radius=1.0, color="#c9a227")],
+                     [np.concatenate([p + R @ c, still], axis=1) for c in centres],
+                     scales=[np.full((frames, 3), max(r, 1e-4)) for r in radii])
+    scene.set_param("payload (kg)", payloads, index=index)
+    scene.add_plot("joint torques τ (N·m)",
+                   {f"τ{k + 1}": [tau[:, k] for tau in torques] for k in range(6)})
+    scene.set_readout([[f"payload {m:g} kg, t = {tk:.2f} s: τ = {vec(tau, 1)} N·m"
+                        for tk, tau in zip(t, taus)] for m, taus in zip(payloads, torques)])
+    scene.torques, scene.trajectory, scene.tool = torques, (t, q, qd, qdd), (body, centres)
+    return scene
