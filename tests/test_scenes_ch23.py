@@ -221,3 +221,22 @@ def test_panda_hand_scene_stores_the_acceleration_ellipsoids():
         assert f"{m[0, 0]:.3g}" in js["runs"][r]["readout"][0]
     assert js["packs"] == {"panda-collision": {"urdf": ch3_crb.PANDA_URDF,
                                                "kind": "collision", "cell": 0.0}}
+
+
+def test_talos_release_scene_shows_the_run_and_its_energy():
+    model, run, keep = ch2_aba.talos_release(t_end=0.02, dt=0.002, every=5)
+    scene = ch2_aba.talos_release_scene(model, run, keep, cell=0.02)
+    js = scene.to_json()
+    assert js["scrub"]["values"] == pytest.approx(list(run.t[keep]))
+    assert js["packs"] == {"talos_reduced-visual": {"urdf": ch2_aba.TALOS_URDF,
+                                                    "kind": "visual", "cell": 0.02}}
+    E = rbd.energy(model, run.q, run.qd)
+    assert js["runs"][0]["plots"][0]["series"][0]["values"] == pytest.approx(
+        list(E[keep] - E[0]), abs=1e-12)
+    bodies = js["bodies"]
+    poses = scene.poses(0)
+    X0 = rbd.forward_kinematics(model, run.q[keep[-1]])
+    for b, body in enumerate(bodies):
+        R, p = rbd.body_pose(X0[body["body"]])
+        assert np.allclose(poses[-1, b, :3], p) and np.allclose(quat_matrix(poses[-1, b]), R)
+    assert js["runs"][0]["readout"][-1].startswith(f"t = {run.t[keep[-1]]:.2f} s")

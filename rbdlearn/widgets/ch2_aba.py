@@ -430,22 +430,22 @@ def biped_shapes(thigh=0.45, shin=0.45, torso_length=0.5, color="#59a14f"):
             7: [limb(shin, 0.03), joint]}
 
 
-def talos_release_scene(t_end=2.0, dt=0.002, every=5, cell=0.01):
-    """Talos released under gravity (:func:`talos_release`) as a 3-D scene: the visual
-    meshes reduced at ``cell`` metres, a frame every ``every`` steps, beside it the
-    total energy (which RK4 keeps to its accuracy) and the read-out of time and energy."""
+def talos_release_scene(model, run, keep, cell=0.005):
+    """Talos released under gravity (``model, run, keep`` from :func:`talos_release`) as a
+    3-D scene: the visual meshes reduced at ``cell`` metres, the states ``keep`` as its
+    frames, beside it the total energy minus its initial value (which RK4 keeps to its
+    accuracy) and a read-out of time, energy and the fastest joint."""
     from .. import energy
     from ..viz import scene3d as s3
-    model, run, keep = talos_release(t_end, dt, every)
     shapes = s3.robot_shapes(model, TALOS_URDF, kind="visual", cell=cell)
     scene = s3.Scene("Talos released under gravity, pelvis fixed (ABA + RK4)",
                      scrub=("t (s)", run.t[keep]),
                      camera={"position": [1.6, -2.6, 0.3], "target": [0.0, 0.0, -0.2]})
     scene.add_model(model, run.q[keep], shapes, name="Talos",
                     source={"urdf": TALOS_URDF, "floating_base": False})
-    E = energy(model, run.q[keep], run.qd[keep])
-    scene.add_plot("energy − E(0) (J)", {"E − E(0)": E - E[0]})
+    E = energy(model, run.q[keep], run.qd[keep]) - energy(model, run.q[0], run.qd[0])
+    scene.add_plot("energy − E(0) (J)", {"E − E(0)": E})
     speed = np.abs(run.qd[keep]).max(axis=1)
     scene.set_readout([f"t = {t:.2f} s   E − E(0) = {e:+.1e} J   fastest joint "
-                       f"{s:.1f} rad/s" for t, e, s in zip(run.t[keep], E - E[0], speed)])
+                       f"{s:.1f} rad/s" for t, e, s in zip(run.t[keep], E, speed)])
     return scene
