@@ -198,13 +198,13 @@ STEEL = 7850.0        # kg/m³: the payload is drawn as a steel ball of its mass
 
 
 def ur5_trajectory(duration=4.0, frames=81):
-    """``(t, q, qd, qdd)`` of a UR5 move from a folded posture to a reach across the
-    table and back: ``q(t) = q_a + (q_b − q_a)(1 − cos 2πt/T)/2`` for t in [0, T],
-    at rest at both ends, at ``frames`` times; arrays (F,) and (F, 6)."""
+    """``(t, q, qd, qdd)`` of a UR5 move from a folded posture to a long reach:
+    ``q(t) = q_a + (q_b − q_a)(1 − cos πt/T)/2`` for t in [0, T], at rest at both ends,
+    at ``frames`` times; arrays (F,) and (F, 6)."""
     q_a = np.array([-0.6, -2.0, 2.1, -1.7, -1.57, 0.0])
     q_b = np.array([1.3, -0.8, 0.9, -1.2, -1.0, 1.2])
     t = np.linspace(0.0, duration, frames)
-    w = 2 * np.pi / duration
+    w = np.pi / duration
     s, sd, sdd = (1 - np.cos(w * t)) / 2, w * np.sin(w * t) / 2, w * w * np.cos(w * t) / 2
     d = q_b - q_a
     return t, q_a + s[:, None] * d, sd[:, None] * d, sdd[:, None] * d
@@ -253,8 +253,8 @@ def ur5_trajectory_scene(payloads=(0.0, 1.0, 2.5, 5.0), index=2, duration=4.0, f
     torques = np.stack([rnea(with_point_mass(model, body, m, c), q, qd, qdd)
                         for m, c in zip(payloads, centres)])
     scene = s3.Scene("UR5 following a trajectory, with its RNEA joint torques",
-                     ("t (s)", t), camera={"position": [1.5, -1.5, 1.1],
-                                           "target": [0.0, 0.0, 0.3]})
+                     ("t (s)", t), camera={"position": [1.15, -1.15, 0.85],
+                                           "target": [0.1, 0.1, 0.3]})
     scene.add_model(model, q, s3.robot_shapes(model, UR5_URDF), name="UR5",
                     source={"urdf": UR5_URDF, "floating_base": False})
     R, p = body_pose(forward_kinematics(model, q)[body])
