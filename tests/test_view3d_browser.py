@@ -45,6 +45,7 @@ EXPECTED_CHAPTERS = ()
 
 
 def browser_test(f):
+    """BROWSER_MARKS (pytest.mark.book and .browser: the Makefile greps mark.book)."""
     for mark in BROWSER_MARKS:
         f = mark(f)
     return f

@@ -35,8 +35,7 @@ const STYLE = `
 .rbd3d .rbd3d-nowebgl { font-size: 0.8rem; font-style: italic; }
 .rbd3d .rbd3d-error { color: #b00020; font-size: 0.85rem; }
 .rbd3d img.rbd3d-still { max-width: 100%; height: auto; }
-@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still,
-  .rbd3d.rbd3d-mounted > p.rbd3d-note { display: none; } }
+@media screen { .rbd3d.rbd3d-mounted > img.rbd3d-still { display: none; } }
 @media print { .rbd3d .rbd3d-view, .rbd3d .rbd3d-nowebgl, .rbd3d .rbd3d-error {
   display: none; } }
 `;
@@ -546,7 +545,12 @@ function build(el, scene, { F, B, R, runs }) {
   }
 
   function loop(now) {
-    if (!el.isConnected) { renderer.dispose(); return; }
+    // a view out of the document (a notebook keeps outputs of cells scrolled away
+    // detached, and may attach an output after its script ran) waits, drawing nothing
+    if (!el.isConnected) {
+      win.setTimeout(() => win.requestAnimationFrame(loop), 500);
+      return;
+    }
     win.requestAnimationFrame(loop);
     if (!state.ready) return;
     if (state.playing) advance(now);
