@@ -7,8 +7,11 @@
 - :mod:`~rbdlearn.widgets.ch2_aba` (Chapter 2): :func:`propagation_explorer` (§1),
   :func:`articulated_inertia_explorer` (§2), :func:`aba_step_explorer` (§3),
   :func:`ball_joint_explorer` (§4), :func:`contact_explorer` (§5),
-  :func:`contact_run_explorer` (§6).
-- :mod:`~rbdlearn.widgets.ch3_crb` (Chapter 3): :func:`crb_fill_explorer` (§2).
+  :func:`contact_run_explorer` (§6); the 3-D scenes (:mod:`rbdlearn.viz.scene3d`) of
+  Talos released under gravity (§3, :func:`talos_release_scene`) and of the runs through
+  contact (§6, :func:`contact_run_scene`).
+- :mod:`~rbdlearn.widgets.ch3_crb` (Chapter 3): :func:`crb_fill_explorer` (§2); the 3-D
+  scene of the inertia felt at a Panda's hand (§1, :func:`panda_hand_scene`).
 - :mod:`~rbdlearn.widgets.ch4_constrained` (Chapter 4): :func:`floor_arm_explorer` (§4).
 - :mod:`~rbdlearn.widgets.ch5_closed` (Chapter 5): :func:`four_bar_explorer` (§1),
   :func:`bar_release_explorer` (§3).

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import energy
 from ..articulated import felt_inertias, felt_masses, inward_pass_steps
+from ..errors import RbdlearnError
 from ..joints import from_swing_twist, swing_twist, swing_twist_limit_violation
 from ..joints import zyx_angles  # re-exported: notebooks call widgets.zyx_angles (ch. 2, 5)
 from ..models import small_trees
@@ -20,7 +21,10 @@ from ..viz import CONTACT_ARM, draw_ball_joint, draw_contact, draw_heatmap, draw
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
 
 __all__ = ["propagation_explorer", "articulated_inertia_explorer", "contact_explorer",
-           "ball_joint_explorer", "aba_step_explorer", "contact_run_explorer", "zyx_angles"]
+           "ball_joint_explorer", "aba_step_explorer", "contact_run_explorer", "zyx_angles",
+           "contact_frames", "contact_readout", "contact_run_scene", "box_shapes",
+           "biped_shapes", "talos_model", "talos_start", "talos_release",
+           "talos_release_scene"]
 
 
 def propagation_explorer():
@@ -263,3 +267,185 @@ def contact_run_explorer(runs, xlim, ylim, surface="below", force_scale=0.1,
     if "run" in c:
         views = {"run": names, **views}
     return explorer_box(pic, c, html, update, views=views)
+
+
+# -------------------------------------------------------------------------------------
+# §6's runs through contact in 3-D (:func:`box_drop_scene`, :func:`biped_push_scene`):
+# the forces of each step at its contact points, from the run's own solutions (tested in
+# tests/test_scenes_ch23.py).
+
+
+def contact_frames(model, run, names):
+    """The contact forces of a run of :func:`rbdlearn.contact.simulate`, frame by frame.
+
+    Frame k is the state after step k (frame 0 the start, with no force); it shows the
+    impulses of step k as the forces P/h, at the contact points where the step found
+    them (the state before it, ``run.q[k - 1]``). ``names``: the contacts to follow, by
+    name, a fixed order (a contact that step k did not use has no force there). Returns
+    a dict of arrays (F frames, m = len(names)): ``point`` (F, m, 3) world positions,
+    ``force`` (F, m, 3) P/h [N], ``v_before`` and ``v_after`` (F, m, 3) the contact
+    velocities without and with the impulses, ``active`` (F, m) bool."""
+    from .. import body_pose, forward_kinematics
+    F, m = len(run.t), len(names)
+    out = {k: np.zeros((F, m, 3)) for k in ("point", "force", "v_before", "v_after")}
+    out["active"] = np.zeros((F, m), dtype=bool)
+    index = {name: j for j, name in enumerate(names)}
+    for k in range(1, F):
+        sol, used = run.solutions[k - 1], run.contacts[k - 1]
+        if sol is None:
+            continue
+        h = run.t[k] - run.t[k - 1]
+        X0 = forward_kinematics(model, run.q[k - 1])
+        for c, P, vb, va in zip(used, sol.P, sol.v_before, sol.v_after):
+            if c.name not in index:
+                raise RbdlearnError(f"contact_frames: the run used a contact named "
+                                    f"{c.name!r}, not among {list(names)}")
+            j = index[c.name]
+            R, o = body_pose(X0[c.body])
+            out["point"][k, j] = o + R @ np.asarray(c.point, dtype=float)
+            out["force"][k, j] = P / h
+            out["v_before"][k, j], out["v_after"][k, j] = vb, va
+            out["active"][k, j] = True
+    return out
+
+
+def contact_readout(t, names, frames, extra=None):
+    """One read-out per frame of :func:`contact_frames`: the time, then for each contact
+    in use its normal (z) and tangential force and its velocity before → after the
+    impulse. ``extra``: a line per frame to add after the time (or None)."""
+    lines = []
+    for k, tk in enumerate(t):
+        text = [f"t = {tk:.3f} s" + ("" if extra is None else f"  {extra[k]}")]
+        for j, name in enumerate(names):
+            if not frames["active"][k, j]:
+                continue
+            f, vb, va = (frames[key][k, j] for key in ("force", "v_before", "v_after"))
+            text.append(f"{name}: P/h = {vec(f, 1)} N\n  v {vec(vb, 2)} → {vec(va, 2)} m/s")
+        if len(text) == 1:
+            text.append("no contact in use")
+        lines.append("\n".join(text))
+    return lines
+
+
+# -------------------------------------------------------------------------------------
+# §3's ABA on a real robot (:func:`talos_release_scene`): Talos hung by its pelvis, every
+# joint limp, released under gravity and integrated by RK4 with the ABA.
+
+TALOS_URDF = "talos_data/robots/talos_reduced.urdf"
+
+#: The posture Talos is released from: joint name → angle (rad); every other joint at 0.
+TALOS_START = {"arm_left_1_joint": 0.4, "arm_left_2_joint": 1.2, "arm_left_4_joint": -1.0,
+               "arm_right_1_joint": -0.6, "arm_right_2_joint": -0.4,
+               "arm_right_4_joint": -0.3, "leg_left_3_joint": -1.0,
+               "leg_left_4_joint": 1.2, "leg_right_3_joint": 0.3}
+
+
+def talos_model():
+    """Talos (``talos_reduced.urdf``), its base fixed at the pelvis."""
+    from .. import urdf
+    return urdf.load(urdf.example_robot_path(TALOS_URDF))
+
+
+def talos_start(model):
+    """q of :data:`TALOS_START` for ``model`` (joints by name)."""
+    q = np.zeros(model.nq)
+    for name, angle in TALOS_START.items():
+        q[model.q_slices[model.names.index(name)]] = angle
+    return q
+
+
+def talos_release(t_end=2.0, dt=0.002, every=10):
+    """Talos released from rest at :func:`talos_start` with zero joint torques, its pelvis
+    fixed: ``rbdlearn.simulate`` (RK4, the ABA) with steps ``dt`` to ``t_end``. Returns
+    (model, the whole Trajectory, the frame indices kept: every ``every``-th state)."""
+    from .. import simulate
+    model = talos_model()
+    run = simulate(model, talos_start(model), np.zeros(model.nv), t_end, dt)
+    return model, run, np.arange(0, len(run.t), every)
+
+
+# -------------------------------------------------------------------------------------
+# The 3-D scenes of §3 and §6 (rbdlearn.viz.scene3d): poses from forward_kinematics of the
+# runs' q, forces from contact_frames.
+
+FORCE_COLOR, FLOOR_COLOR = "#d62728", "#c9d1da"
+
+
+def contact_run_scene(title, model, shapes, runs, names, *, source=None, param=None,
+                      force_scale=0.005, every=1, camera=None, floor=(2.0, 2.0)):
+    """A 3-D scene of runs of :func:`rbdlearn.contact.simulate` (the same times each): the
+    model's bodies drawn with ``shapes`` ({body: [shape]}), the floor z = 0 (a plate of
+    ``floor`` metres), and at each contact of ``names`` an arrow for its force P/h
+    (:func:`contact_frames`), ``force_scale`` metres per newton, ending at the contact
+    point (the floor pushes from below). Every ``every``-th state is a frame; ``param``
+    (label, values) picks among several runs with a slider. The read-out gives the forces
+    and the contact velocities before and after each step's impulses."""
+    from ..viz import scene3d as s3
+    if param is None and len(runs) != 1:
+        raise RbdlearnError(f"contact_run_scene: {len(runs)} runs need a param "
+                            f"(label, values) to pick them")
+    keep = np.arange(0, len(runs[0].t), every)
+    t = runs[0].t[keep]
+    scene = s3.Scene(title, scrub=("t (s)", t), camera=camera)
+    scene.add_model(model, [run.q[keep] for run in runs], shapes, name=title,
+                    source=source)
+    plate = s3.shape("box", size=(*floor, 0.01), origin=[0, 0, -0.005, 1, 0, 0, 0],
+                     color=FLOOR_COLOR, opacity=0.55)
+    still = np.tile([0.0, 0, 0, 1, 0, 0, 0], (len(t), 1))
+    scene.add_marker("floor", [plate], [still] * len(runs))
+    frames = [{k: v[keep] for k, v in contact_frames(model, run, names).items()}
+              for run in runs]
+    for j, name in enumerate(names):
+        arrows = [s3.arrow_poses(fr["point"][:, j] - force_scale * fr["force"][:, j],
+                                 fr["force"][:, j], scale=force_scale) for fr in frames]
+        for (_, sizes), fr in zip(arrows, frames):     # no force: nothing drawn, no head
+            sizes[~np.any(fr["force"][:, j], axis=1)] = 0.0
+        scene.add_marker(f"force at {name}", [s3.shape("arrow", radius=0.008,
+                                                         color=FORCE_COLOR)],
+                         [a[0] for a in arrows], scales=[a[1] for a in arrows])
+    if param is not None:
+        scene.set_param(param[0], list(param[1]), index=0)
+    scene.set_readout([contact_readout(t, names, fr) for fr in frames])
+    return scene
+
+
+def box_shapes(size, color="#4c78a8"):
+    """The shapes of :func:`rbdlearn.models.box`: one box on body 1, centred."""
+    from ..viz import scene3d as s3
+    return {1: [s3.shape("box", size=tuple(size), color=color)]}
+
+
+def biped_shapes(thigh=0.45, shin=0.45, torso_length=0.5, color="#59a14f"):
+    """The shapes of :func:`rbdlearn.models.planar_biped`: capsules for the torso (up from
+    the hip) and the leg segments (down from their joints), spheres at hip and knees."""
+    from ..viz import scene3d as s3
+
+    def limb(length, r, up=False):
+        z = length / 2 if up else -length / 2
+        return s3.shape("capsule", radius=r, length=length - 2 * r,
+                        origin=[0, 0, z, 1, 0, 0, 0], color=color)
+    joint = s3.shape("sphere", radius=0.045, color="#333333")
+    return {3: [limb(torso_length, 0.08, up=True), joint], 4: [limb(thigh, 0.035)],
+            5: [limb(shin, 0.03), joint], 6: [limb(thigh, 0.035)],
+            7: [limb(shin, 0.03), joint]}
+
+
+def talos_release_scene(model, run, keep, cell=0.005):
+    """Talos released under gravity (``model, run, keep`` from :func:`talos_release`) as a
+    3-D scene: the visual meshes reduced at ``cell`` metres, the states ``keep`` as its
+    frames, beside it the total energy minus its initial value (which RK4 keeps to its
+    accuracy) and a read-out of time, energy and the fastest joint."""
+    from .. import energy
+    from ..viz import scene3d as s3
+    shapes = s3.robot_shapes(model, TALOS_URDF, kind="visual", cell=cell)
+    scene = s3.Scene("Talos released under gravity, pelvis fixed (ABA + RK4)",
+                     scrub=("t (s)", run.t[keep]),
+                     camera={"position": [1.6, -2.6, 0.3], "target": [0.0, 0.0, -0.2]})
+    scene.add_model(model, run.q[keep], shapes, name="Talos",
+                    source={"urdf": TALOS_URDF, "floating_base": False})
+    E = energy(model, run.q[keep], run.qd[keep]) - energy(model, run.q[0], run.qd[0])
+    scene.add_plot("energy − E(0) (J)", {"E − E(0)": E})
+    speed = np.abs(run.qd[keep]).max(axis=1)
+    scene.set_readout([f"t = {t:.2f} s   E − E(0) = {e:+.1e} J   fastest joint "
+                       f"{s:.1f} rad/s" for t, e, s in zip(run.t[keep], E, speed)])
+    return scene
