@@ -2,12 +2,13 @@
 re-simulated as its torques, friction and start move (:func:`floor_arm_explorer`)."""
 
 import ipywidgets as W
+import numpy as np
 
-from ..constrained import floor_arm_run
+from ..constrained import contact_state, floor_arm_run
 from ..viz import draw_floor_arm
 from .core import Picture, explorer_box, grid_values, num, readout, slider, vec
 
-__all__ = ["floor_arm_explorer"]
+__all__ = ["floor_arm_explorer", "floor_arm_contact", "floor_arm_readout"]
 
 
 def floor_arm_explorer(t_end=1.2, dt=0.05):
@@ -70,3 +71,33 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
 
     return explorer_box(pic, c, html, update,
                 views={"t": grid_values(0.0, t_end, 0.1), "K": [0.0, 0.01, 0.05, 0.1, 0.3]})
+
+
+# ------------------------------------------------------------------ the 3-D scene
+def floor_arm_contact(arm, traj):
+    """The surface's force on the hand along a run of :func:`~rbdlearn.constrained.simulate`,
+    as the 3-D scene draws it: a dict of ``r`` (F, 3), the contact point (the hand);
+    ``normal`` (F, 3), the normal force n̂ f_n; ``friction`` (F, 3), the friction force
+    f_t of the run; ``f_n`` (F,); ``sliding`` (F,), whether the hand slides (the
+    solver's sliding direction t̂ is defined: the paper's law gives friction only
+    then). Everything is the solver's output except n̂ and t̂, which come from
+    :func:`~rbdlearn.constrained.contact_state` at each saved state."""
+    states = [contact_state(arm, q, qd) for q, qd in zip(traj.q, traj.qd)]
+    n_hat = np.array([c.n_hat for c in states])
+    sliding = np.array([bool(np.any(c.t_hat != 0)) for c in states])
+    return {"r": np.array(traj.r), "normal": n_hat * traj.f_n[:, None],
+            "friction": np.array(traj.f_t), "f_n": np.array(traj.f_n), "sliding": sliding}
+
+
+def floor_arm_readout(contact, K, t):
+    """One line per frame for the scene: t, f_n, |f_t|, K f_n and whether the hand
+    slides (the paper's law has no static friction: at rest f_t = 0)."""
+    lines = []
+    for k, time in enumerate(t):
+        f_t = float(np.linalg.norm(contact["friction"][k]))
+        state = "sliding: |f_t| = K f_n" if contact["sliding"][k] else \
+            "at rest: no friction (no static friction in the law)"
+        lines.append(f"t = {time:.2f} s   f_n = {contact['f_n'][k]:.3f} N   "
+                     f"|f_t| = {f_t:.4f} N   K·f_n = {K * contact['f_n'][k]:.4f} N   "
+                     f"{state}")
+    return lines

@@ -7,11 +7,12 @@ import numpy as np
 
 from .. import viz
 from ..closed_chains import (FOUR_BAR_JOINTS, assemble, choose_split, four_bar,
-                             four_bar_sweep, reduction)
+                             four_bar_sweep, loop_residual, reduction)
+from ..kinematics import body_pose, forward_kinematics
 from ..viz import draw_figure_views
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
 
-__all__ = ["four_bar_explorer", "bar_release_explorer"]
+__all__ = ["four_bar_explorer", "bar_release_explorer", "swing_frames"]
 
 
 def four_bar_explorer(mech=None, n_sweep=121):
@@ -111,3 +112,55 @@ def bar_release_explorer(runs, bar_height):
 
     return explorer_box(pic, c, html, update,
                 views={"release": releases, "t": grid_values(0.0, float(t_max), t_max / 12)})
+
+
+# ------------------------------------------------------------------ the 3-D scenes
+def swing_frames(phases, step=0.02):
+    """A closed chain's run (the swing of §5.2) at times 0, ``step``, 2 ``step``, … as a
+    3-D scene draws it. ``phases``: the run as the chapter records it, a list of dicts with the
+    mechanism ``mech``, times ``t``, configurations ``Q`` and a ``label``, one per
+    structure (each later mechanism is the earlier one with loops cut). Each frame is
+    the recorded state nearest its time, in the phase that holds it. Returns a dict:
+
+    - ``t`` (F,), ``label`` (F strings), ``NF`` (F,): the time, phase and N_F;
+    - ``q`` (F, nq): the configuration of the real bodies (the figure, rods, board: the
+      first bodies of every phase's model, so the same coordinates in every phase);
+    - ``residual`` (F,): the loop-closure error, the largest |loop_residual| of the
+      loops still closed;
+    - ``loops``: {loop name (every loop of the first phase): dict of ``closed`` (F,)
+      bool, ``joint`` (F, 3) the cut joint (the virtual link's origin; the real frame's
+      origin once cut), ``real`` (F, 3) the real frame's origin on the real link and
+      ``anchor`` (F, 3) the real link's origin}.
+    """
+    first = phases[0]["mech"]
+    n_real = min(lp.virtual for lp in first.loops) - 1      # virtual links come last
+    nq = first.model.q_slices[n_real].stop
+    t_end = phases[-1]["t"][-1]
+    out = {"t": [], "label": [], "NF": [], "q": [], "residual": [],
+           "loops": {lp.name: {k: [] for k in ("closed", "joint", "real", "anchor")}
+                     for lp in first.loops}}
+    for s in np.arange(0.0, t_end + 1e-9, step):
+        ph = next(p for p in phases if s <= p["t"][-1] + 1e-9)
+        j = int(np.argmin(np.abs(np.asarray(ph["t"]) - s)))
+        mech, q = ph["mech"], np.asarray(ph["Q"][j], dtype=float)
+        X0 = forward_kinematics(mech.model, q)
+        out["t"].append(float(ph["t"][j]))
+        out["label"].append(ph["label"])
+        out["NF"].append(ph.get("NF"))
+        out["q"].append(q[:nq])
+        out["residual"].append(float(np.abs(loop_residual(mech, q)).max(initial=0.0)))
+        closed = {lp.name: lp for lp in mech.loops}
+        for lp in first.loops:
+            rec = out["loops"][lp.name]
+            real = body_pose(lp.Xreal @ X0[lp.real])[1]    # real bodies keep their index
+            rec["closed"].append(lp.name in closed)
+            rec["joint"].append(body_pose(X0[closed[lp.name].virtual])[1]
+                                if lp.name in closed else real)
+            rec["real"].append(real)
+            rec["anchor"].append(body_pose(X0[lp.real])[1])
+    for key in ("t", "NF", "q", "residual"):
+        out[key] = np.array(out[key])
+    for rec in out["loops"].values():
+        for key in rec:
+            rec[key] = np.array(rec[key])
+    return out
