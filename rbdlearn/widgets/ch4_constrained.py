@@ -5,10 +5,14 @@ import ipywidgets as W
 import numpy as np
 
 from ..constrained import contact_state, floor_arm_run
+from ..errors import RbdlearnError
+from ..joints import Revolute, Spherical
+from ..spatial import inertia_params, plux_parts
 from ..viz import draw_floor_arm
 from .core import Picture, explorer_box, grid_values, num, readout, slider, vec
 
-__all__ = ["floor_arm_explorer", "floor_arm_contact", "floor_arm_readout"]
+__all__ = ["floor_arm_explorer", "floor_arm_contact", "floor_arm_readout", "floor_arm_scene",
+           "box_of_inertia", "tree_shapes"]
 
 
 def floor_arm_explorer(t_end=1.2, dt=0.05):
@@ -74,6 +78,71 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
 
 
 # ------------------------------------------------------------------ the 3-D scene
+# box_of_inertia and tree_shapes draw the book's own models in 3-D (chapters 4 and 5)
+
+WATER = 1000.0      # kg/m³: a segment is drawn as a cylinder of water of its mass and length
+
+
+def box_of_inertia(I):
+    """``(size, centre)`` of the uniform box with the spatial inertia ``I`` (its axes the
+    body's: the rotational inertia about the centre of mass must be diagonal)."""
+    m, c, Ic = inertia_params(np.asarray(I, dtype=float))
+    if np.abs(Ic - np.diag(np.diag(Ic))).max() > 1e-12 * np.abs(Ic).max():
+        raise RbdlearnError("box_of_inertia: the inertia about the centre of mass is not "
+                            "diagonal in the body's axes")
+    J = np.diag(Ic)
+    size = np.sqrt(np.maximum(6.0 / m * (J.sum() - 2 * J), 0.0))   # a² = 6(J_y+J_z−J_x)/m
+    return size, c
+
+
+def _z_towards(d):
+    """The unit quaternion (w, x, y, z), w >= 0, turning +z onto the direction of d."""
+    d = np.asarray(d, dtype=float) / np.linalg.norm(d)
+    if d[2] < -1 + 1e-12:
+        return np.array([0.0, 1.0, 0.0, 0.0])
+    q = np.array([1.0 + d[2], -d[1], d[0], 0.0])                 # [1 + z·d, z × d]
+    return q / np.linalg.norm(q)
+
+
+def tree_shapes(model, tips=None, boxes=(), color="#4a78b5", joints=False, tip_only=()):
+    """The 3-D shapes of a kinematic tree's bodies, {body: [shape dicts]} for
+    :meth:`rbdlearn.viz.scene3d.Scene.add_model`: each body named in ``boxes`` is the
+    uniform box of its inertia (:func:`box_of_inertia`); every other body with mass a
+    capsule from its joint to each child's joint and to its tip (``tips`` {body: point
+    in body coordinates}), as thick as a cylinder of water of the body's mass and the
+    segments' length. Massless bodies get no shape. ``joints=True`` adds a marker at
+    each joint: a white sphere for a ball joint, a dark cylinder along the axis for a
+    revolute joint."""
+    from ..viz import scene3d as s3
+
+    tips = tips or {}
+    shapes = {}
+    for i in range(1, model.N + 1):
+        m = inertia_params(model.I[i], allow_massless=True)[0]
+        parts = []
+        if model.body_names[i] in boxes:
+            size, c = box_of_inertia(model.I[i])
+            parts.append(s3.shape("box", size=tuple(size), origin=[*c, 1, 0, 0, 0],
+                                  color=color))
+        elif m > 0:
+            ends = [plux_parts(model.Xtree[k])[1] for k in range(1, model.N + 1)
+                    if model.parent[k] == i and i not in tip_only]
+            ends += [np.asarray(tips[i], dtype=float)] if i in tips else []
+            total = sum(np.linalg.norm(e) for e in ends)
+            radius = float(np.sqrt(m / (WATER * np.pi * total))) if total > 0 else 0.0
+            for e in ends:
+                parts.append(s3.shape("capsule", radius=radius,
+                                      length=float(np.linalg.norm(e)),
+                                      origin=[*(e / 2), *_z_towards(e)], color=color))
+        if joints and isinstance(model.joints[i], Spherical):
+            parts.append(s3.shape("sphere", radius=0.03, color="#ffffff"))
+        elif joints and isinstance(model.joints[i], Revolute):
+            parts.append(s3.shape("cylinder", radius=0.03, length=0.08, color="#333333",
+                                  origin=[0, 0, 0, *_z_towards(model.joints[i].axis)]))
+        if parts:
+            shapes[i] = parts
+    return shapes
+
 def floor_arm_contact(arm, traj):
     """The surface's force on the hand along a run of :func:`~rbdlearn.constrained.simulate`,
     as the 3-D scene draws it: a dict of ``r`` (F, 3), the contact point (the hand);
@@ -101,3 +170,59 @@ def floor_arm_readout(contact, K, t):
                      f"|f_t| = {f_t:.4f} N   K·f_n = {K * contact['f_n'][k]:.4f} N   "
                      f"{state}")
     return lines
+
+
+def floor_arm_scene(tau=(0.0, -1.225), frictions=(0.0, 0.01, 0.05, 0.1, 0.3), y0=0.966,
+                    t_end=3.0, dt=0.01, every=2, index=1, force_scale=0.03,
+                    friction_scale=0.15):
+    """The paper's 2-link arm sliding on the floor, in 3-D (Chapter 4): one run of
+    :func:`~rbdlearn.constrained.floor_arm_run` (torques ``tau``, hand at ``y0``, ``t_end``
+    s at ``dt``) per friction coefficient K in ``frictions``, a slider over them (the
+    run at ``index`` shown first), every ``every``-th saved state a frame. The links are
+    capsules from the model's link lengths (:func:`tree_shapes`), the floor z = 0 a thin
+    translucent slab above the arm (the arm hangs below it, its hand on the plane), and at
+    the hand the normal force n̂ f_n (red, ``force_scale`` m/N) and the friction f_t
+    (orange, ``friction_scale`` m/N), both from :func:`floor_arm_contact`. A plot of f_n,
+    |f_t| and K f_n, and a readout per frame (:func:`floor_arm_readout`). Returns
+    ``(scene, runs)``, ``runs`` a list of ``(arm, trajectory, contact)``, one per K."""
+    from ..viz import scene3d as s3
+
+    runs = []
+    for K in frictions:
+        arm, traj = floor_arm_run(tau, K, y0, t_end, dt)
+        runs.append((arm, traj, floor_arm_contact(arm, traj)))
+    rows = slice(None, None, every)
+    arm, traj, _ = runs[0]
+    t = traj.t[rows]
+    F = len(t)
+    scene = s3.Scene("The paper's arm sliding on the floor", scrub=("t (s)", t),
+                     camera={"position": [1.9, 1.6, 0.35], "target": [0.0, 0.45, -0.2]})
+    scene.set_param("friction K", list(frictions), index=index)
+    shapes = tree_shapes(arm.model, tips={arm.body: arm.point}, color="#4a78b5",
+                         joints=True)
+    scene.add_model(arm.model, [tr.q[rows] for _, tr, _ in runs], shapes, name="2-link arm",
+                    source=None)
+
+    def still(p):                           # the same pose in every frame of every run
+        return [np.tile(np.r_[p, 1.0, 0.0, 0.0, 0.0], (F, 1))] * len(runs)
+
+    scene.add_marker("floor z = 0", [s3.shape("box", size=(0.5, 1.4, 0.02), color="#b9b2a3",
+                                              opacity=0.45)], still([0.0, 0.45, 0.01]))
+    scene.add_marker("base", [s3.shape("box", size=(0.12, 0.08, 0.04), color="#555555")],
+                     still([0.0, 0.0, 0.02]))
+    for name, key, scale, colour in (("normal force n̂ f_n", "normal", force_scale, "#d62728"),
+                                     ("friction force f_t", "friction", friction_scale,
+                                      "#ff7f0e")):
+        drawn = [s3.arrow_poses(c["r"][rows], c[key][rows], scale) for _, _, c in runs]
+        scene.add_marker(name, [s3.shape("arrow", radius=0.008, color=colour)],
+                         [p for p, _ in drawn], [s for _, s in drawn])
+    scene.add_marker("contact point", [s3.shape("sphere", radius=0.015, color="#222222")],
+                     [np.column_stack([c["r"][rows], np.tile([1.0, 0, 0, 0], (F, 1))])
+                      for _, _, c in runs])
+    scene.add_plot("forces at the hand (N)",
+                   {"f_n": [c["f_n"][rows] for _, _, c in runs],
+                    "|f_t|": [np.linalg.norm(c["friction"][rows], axis=1) for _, _, c in runs],
+                    "K·f_n": [K * c["f_n"][rows] for K, (_, _, c) in zip(frictions, runs)]})
+    scene.set_readout([floor_arm_readout(c, K, tr.t)[rows]
+                       for K, (_, tr, c) in zip(frictions, runs)])
+    return scene, runs

@@ -6,13 +6,17 @@ import ipywidgets as W
 import numpy as np
 
 from .. import viz
-from ..closed_chains import (FOUR_BAR_JOINTS, assemble, choose_split, four_bar,
-                             four_bar_sweep, loop_residual, reduction)
+from ..closed_chains import (FOUR_BAR_JOINTS, assemble, choose_split, figure_q,
+                             figure_skeleton, four_bar, four_bar_sweep, loop_residual,
+                             reduction)
 from ..kinematics import body_pose, forward_kinematics
+from ..spatial import plux_parts
 from ..viz import draw_figure_views
+from .ch4_constrained import tree_shapes
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
 
-__all__ = ["four_bar_explorer", "bar_release_explorer", "swing_frames"]
+__all__ = ["four_bar_explorer", "bar_release_explorer", "swing_frames", "real_bodies",
+           "swing_scene"]
 
 
 def four_bar_explorer(mech=None, n_sweep=121):
@@ -164,3 +168,70 @@ def swing_frames(phases, step=0.02):
         for key in rec:
             rec[key] = np.array(rec[key])
     return out
+
+
+
+def real_bodies(mech):
+    """The model of a mechanism's real bodies: its virtual open chain without the virtual
+    links (the last bodies of a mechanism built by ``add_loop``/``add_loop_at``), so
+    q[:nq] of every phase of a run poses it."""
+    n = min((lp.virtual for lp in mech.loops), default=mech.model.N + 1) - 1
+    m = mech.model
+    return m.replace(**{key: list(getattr(m, key))[:n + 1]
+                        for key in ("parent", "joints", "Xtree", "I", "names", "body_names")})
+
+
+def swing_scene(swing, figure, phases, step=0.02):
+    """The swing of §5.2 in 3-D along the chapter's run ``phases`` (as for
+    :func:`swing_frames`, which gives the frames, every ``step`` s): the figure and the
+    rods as capsules, the trunk and the board as the uniform boxes of their inertias
+    (:func:`~rbdlearn.widgets.tree_shapes`); each loop's cut joint as an orange sphere and
+    its connection to the real link as a green segment (from the cut joint to the real
+    link's origin: a rod's pivot, a hip, the board's centre) while the loop is closed;
+    once it is cut, a grey sphere where the loop held the real link. A plot of N_F and
+    a readout per frame: time, phase, N_F and the loop-closure error. Returns ``(scene,
+    frames)``."""
+    from ..viz import scene3d as s3
+
+    fr = swing_frames(phases, step)
+    model = real_bodies(phases[0]["mech"])
+    board, right, left = (swing.bodies[k] for k in ("board", "right rod", "left rod"))
+    # the figure's forearms and shanks end at the hands and the ankles, the rods at the
+    # board's height (the board's weld to the right rod)
+    q = figure_q(figure, np.zeros(3), np.eye(3))
+    X0 = forward_kinematics(figure.model, q)
+    tips = {}
+    for line, (upper, lower) in zip(figure_skeleton(figure, q)[3:], figure.limbs.values()):
+        R, p = body_pose(X0[lower])
+        tips[lower] = R.T @ (line[-1] - p)
+    tips[left] = tips[right] = plux_parts(model.Xtree[board])[1] * [0.0, 0.0, 1.0]
+    shapes = tree_shapes(model, tips, boxes=(model.body_names[1], model.body_names[board]),
+                         tip_only=(left, right))
+    for i in (right, left):
+        for shape in shapes[i]:
+            shape["color"] = "#8c8c8c"
+    for shape in shapes[board]:
+        shape["color"] = "#8b4513"
+    scene = s3.Scene("The swing of §5.2 breaking", scrub=("t (s)", fr["t"]),
+                     camera={"position": [3.2, -2.6, 2.2], "target": [0.0, 0.8, 0.6]})
+    scene.add_model(model, fr["q"], shapes, name="swing and figure", source=None)
+    F = len(fr["t"])
+    unit = np.tile([1.0, 0.0, 0.0, 0.0], (F, 1))
+    hidden = 1e-3                       # a marker not shown: scaled to a thousandth
+    for name, loop in fr["loops"].items():
+        on = np.where(loop["closed"], 1.0, hidden)[:, None] * np.ones(3)
+        scene.add_marker(f"cut joint: {name}", [s3.shape("sphere", radius=0.035,
+                                                         color="#ff7f0e")],
+                         np.column_stack([loop["joint"], unit]), on)
+        poses, scales = s3.segment_poses(loop["anchor"], loop["joint"])
+        scene.add_marker(f"connection: {name}", [s3.shape("cylinder", radius=0.012,
+                                                          color="#2ca02c")],
+                         poses, scales * np.where(loop["closed"], 1.0, hidden)[:, None])
+        scene.add_marker(f"cut: {name}", [s3.shape("sphere", radius=0.03, color="#7f7f7f")],
+                         np.column_stack([loop["real"], unit]),
+                         np.where(loop["closed"], hidden, 1.0)[:, None] * np.ones(3))
+    scene.add_plot("degrees of freedom N_F", {"N_F": fr["NF"].astype(float)})
+    scene.set_readout([f"t = {t:.2f} s   {label}   N_F = {nf}   loop-closure error "
+                       f"{res:.1e}" for t, label, nf, res in
+                       zip(fr["t"], fr["label"], fr["NF"], fr["residual"])])
+    return scene, fr
