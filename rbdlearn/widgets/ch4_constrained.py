@@ -81,6 +81,7 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
 # box_of_inertia and tree_shapes draw the book's own models in 3-D (chapters 4 and 5)
 
 WATER = 1000.0      # kg/m³: a segment is drawn as a cylinder of water of its mass and length
+FIGURE = "#4a78b5"  # the colour of the book's own models in 3-D
 
 
 def box_of_inertia(I):
@@ -104,7 +105,7 @@ def _z_towards(d):
     return q / np.linalg.norm(q)
 
 
-def tree_shapes(model, tips=None, boxes=(), color="#4a78b5", joints=False, tip_only=()):
+def tree_shapes(model, tips=None, boxes=(), color=FIGURE, joints=False, tip_only=()):
     """The 3-D shapes of a kinematic tree's bodies, {body: [shape dicts]} for
     :meth:`rbdlearn.viz.scene3d.Scene.add_model`: each body named in ``boxes`` is the
     uniform box of its inertia (:func:`box_of_inertia`); every other body with mass a
@@ -173,8 +174,8 @@ def floor_arm_readout(contact, K, t):
 
 
 def floor_arm_scene(tau=(0.0, -1.225), frictions=(0.0, 0.01, 0.05, 0.1, 0.3), y0=0.966,
-                    t_end=3.0, dt=0.01, every=2, index=1, force_scale=0.03,
-                    friction_scale=0.15):
+                    t_end=3.0, dt=0.01, every=3, index=1, force_scale=0.03,
+                    friction_scale=0.1):
     """The paper's 2-link arm sliding on the floor, in 3-D (Chapter 4): one run of
     :func:`~rbdlearn.constrained.floor_arm_run` (torques ``tau``, hand at ``y0``, ``t_end``
     s at ``dt``) per friction coefficient K in ``frictions``, a slider over them (the
@@ -196,18 +197,17 @@ def floor_arm_scene(tau=(0.0, -1.225), frictions=(0.0, 0.01, 0.05, 0.1, 0.3), y0
     t = traj.t[rows]
     F = len(t)
     scene = s3.Scene("The paper's arm sliding on the floor", scrub=("t (s)", t),
-                     camera={"position": [1.9, 1.6, 0.35], "target": [0.0, 0.45, -0.2]})
+                     camera={"position": [1.25, 1.5, 0.45], "target": [0.0, 0.45, -0.15]})
     scene.set_param("friction K", list(frictions), index=index)
-    shapes = tree_shapes(arm.model, tips={arm.body: arm.point}, color="#4a78b5",
-                         joints=True)
+    shapes = tree_shapes(arm.model, tips={arm.body: arm.point}, joints=True)
     scene.add_model(arm.model, [tr.q[rows] for _, tr, _ in runs], shapes, name="2-link arm",
                     source=None)
 
     def still(p):                           # the same pose in every frame of every run
         return [np.tile(np.r_[p, 1.0, 0.0, 0.0, 0.0], (F, 1))] * len(runs)
 
-    scene.add_marker("floor z = 0", [s3.shape("box", size=(0.5, 1.4, 0.02), color="#b9b2a3",
-                                              opacity=0.45)], still([0.0, 0.45, 0.01]))
+    scene.add_marker("floor z = 0", [s3.shape("box", size=(0.5, 1.6, 0.02), color="#b9b2a3",
+                                              opacity=0.45)], still([0.0, 0.55, 0.01]))
     scene.add_marker("base", [s3.shape("box", size=(0.12, 0.08, 0.04), color="#555555")],
                      still([0.0, 0.0, 0.02]))
     for name, key, scale, colour in (("normal force n̂ f_n", "normal", force_scale, "#d62728"),
@@ -219,9 +219,9 @@ def floor_arm_scene(tau=(0.0, -1.225), frictions=(0.0, 0.01, 0.05, 0.1, 0.3), y0
     scene.add_marker("contact point", [s3.shape("sphere", radius=0.015, color="#222222")],
                      [np.column_stack([c["r"][rows], np.tile([1.0, 0, 0, 0], (F, 1))])
                       for _, _, c in runs])
-    scene.add_plot("forces at the hand (N)",
-                   {"f_n": [c["f_n"][rows] for _, _, c in runs],
-                    "|f_t|": [np.linalg.norm(c["friction"][rows], axis=1) for _, _, c in runs],
+    scene.add_plot("normal force (N)", {"f_n": [c["f_n"][rows] for _, _, c in runs]})
+    scene.add_plot("friction (N)",
+                   {"|f_t|": [np.linalg.norm(c["friction"][rows], axis=1) for _, _, c in runs],
                     "K·f_n": [K * c["f_n"][rows] for K, (_, _, c) in zip(frictions, runs)]})
     scene.set_readout([floor_arm_readout(c, K, tr.t)[rows]
                        for K, (_, tr, c) in zip(frictions, runs)])

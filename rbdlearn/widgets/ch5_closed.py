@@ -12,7 +12,7 @@ from ..closed_chains import (FOUR_BAR_JOINTS, assemble, choose_split, figure_q,
 from ..kinematics import body_pose, forward_kinematics
 from ..spatial import plux_parts
 from ..viz import draw_figure_views
-from .ch4_constrained import tree_shapes
+from .ch4_constrained import FIGURE, box_of_inertia, tree_shapes
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
 
 __all__ = ["four_bar_explorer", "bar_release_explorer", "swing_frames", "real_bodies",
@@ -205,29 +205,37 @@ def swing_scene(swing, figure, phases, step=0.02):
         R, p = body_pose(X0[lower])
         tips[lower] = R.T @ (line[-1] - p)
     tips[left] = tips[right] = plux_parts(model.Xtree[board])[1] * [0.0, 0.0, 1.0]
-    shapes = tree_shapes(model, tips, boxes=(model.body_names[1], model.body_names[board]),
+    shapes = tree_shapes(model, tips, boxes=(model.body_names[board],),
                          tip_only=(left, right))
+    # the trunk: its inertia's box (head and neck included) drawn up to the shoulders,
+    # and the head a sphere at the top of that box
+    (w, d, h), _ = box_of_inertia(model.I[1])
+    shoulder = plux_parts(model.Xtree[figure.limbs["l_arm"][0]])[1][2]
+    r = 0.4 * (h - shoulder)
+    shapes[1] = [s3.shape("box", size=(w, d, shoulder), origin=[0, 0, shoulder / 2, 1, 0, 0, 0],
+                          color=FIGURE),
+                 s3.shape("sphere", radius=r, origin=[0, 0, h - r, 1, 0, 0, 0], color=FIGURE)]
     for i in (right, left):
         for shape in shapes[i]:
             shape["color"] = "#8c8c8c"
     for shape in shapes[board]:
         shape["color"] = "#8b4513"
     scene = s3.Scene("The swing of §5.2 breaking", scrub=("t (s)", fr["t"]),
-                     camera={"position": [3.2, -2.6, 2.2], "target": [0.0, 0.8, 0.6]})
+                     camera={"position": [2.4, 3.4, 1.5], "target": [0.0, 0.6, 0.8]})
     scene.add_model(model, fr["q"], shapes, name="swing and figure", source=None)
     F = len(fr["t"])
     unit = np.tile([1.0, 0.0, 0.0, 0.0], (F, 1))
     hidden = 1e-3                       # a marker not shown: scaled to a thousandth
     for name, loop in fr["loops"].items():
         on = np.where(loop["closed"], 1.0, hidden)[:, None] * np.ones(3)
-        scene.add_marker(f"cut joint: {name}", [s3.shape("sphere", radius=0.035,
+        scene.add_marker(f"cut joint: {name}", [s3.shape("sphere", radius=0.06,
                                                          color="#ff7f0e")],
                          np.column_stack([loop["joint"], unit]), on)
         poses, scales = s3.segment_poses(loop["anchor"], loop["joint"])
-        scene.add_marker(f"connection: {name}", [s3.shape("cylinder", radius=0.012,
+        scene.add_marker(f"connection: {name}", [s3.shape("cylinder", radius=0.022, length=1.0,
                                                           color="#2ca02c")],
                          poses, scales * np.where(loop["closed"], 1.0, hidden)[:, None])
-        scene.add_marker(f"cut: {name}", [s3.shape("sphere", radius=0.03, color="#7f7f7f")],
+        scene.add_marker(f"cut: {name}", [s3.shape("sphere", radius=0.045, color="#7f7f7f")],
                          np.column_stack([loop["real"], unit]),
                          np.where(loop["closed"], hidden, 1.0)[:, None] * np.ones(3))
     scene.add_plot("degrees of freedom N_F", {"N_F": fr["NF"].astype(float)})
