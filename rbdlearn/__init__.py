@@ -26,7 +26,7 @@ def one_blas_thread(threads=1):
 
 from . import joints, spatial, urdf
 from .errors import (AnswerError, ArgumentTypeError, FrozenModelError, RbdlearnError,
-                     RobotNotFound)
+                     RobotNotFound, SceneError)
 from .joints import Fixed, Free, Gear, Prismatic, Revolute, Spherical, SphericalZYX
 from .kinematics import (body_accelerations, body_pose, body_velocities,
                          forward_kinematics, jacobian, jdot_qdot, point_jacobian,

@@ -8,7 +8,7 @@ does not close, a URDF that cannot be read, …) derive from it in their modules
 """
 
 __all__ = ["RbdlearnError", "ArgumentTypeError", "FrozenModelError", "RobotNotFound",
-           "AnswerError"]
+           "AnswerError", "SceneError"]
 
 
 class RbdlearnError(ValueError):
@@ -34,3 +34,9 @@ class RobotNotFound(RbdlearnError, FileNotFoundError):
 class AnswerError(RbdlearnError):
     """An answer to one of the book's exercises that cannot be read in the form the exercise
     asks for (``rbdlearn.widgets.exercises``); the message says why."""
+
+
+class SceneError(RbdlearnError):
+    """A 3-D scene (``rbdlearn.viz.scene3d``) given input it cannot show: arrays of the
+    wrong shape, a frame or run count that differs from the scene's, an unknown shape type,
+    a quaternion that is not unit, a value that is not finite; the message says which."""

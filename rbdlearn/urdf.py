@@ -296,6 +296,43 @@ def _with_mimic(model, mimics, kinds, mimic):
     return model, [Gear(*m) for m in mimics]
 
 
+def _walk(root, children):
+    """The joints below the root link, depth first in the order bodies are numbered: per
+    joint ``(j, b, X, body)``, with ``b`` the body the joint hangs from, ``X = ᶜX_b`` the
+    transform from b's frame to the joint's child frame at q = 0, and ``body`` the body
+    that carries the child link (``b`` for a fixed joint, which welds it; otherwise the
+    next body index, counting the root link as body 0)."""
+    stack = [(j, 0, j["X"]) for j in reversed(children[root])]
+    n = 0
+    while stack:
+        j, b, X = stack.pop()
+        if j["type"] == "fixed":
+            body, Xlink = b, X                     # the link frame, seen from body b
+        else:
+            n += 1
+            body, Xlink = n, np.eye(6)
+        yield j, b, X, body
+        stack.extend((c, body, c["X"] @ Xlink) for c in reversed(children[j["child"]]))
+
+
+def link_frames(xml, floating_base=False):
+    """Where each link of a URDF document sits in the bodies of the model that
+    :func:`loads` builds from it: ``{link name: (element, body index, ᶜX_b)}``, with the
+    link's ``<link>`` element and ``ᶜX_b`` the transform from the body's frame to the
+    link's frame (the identity for the link the body is named after, the fixed joints'
+    transforms composed for a link welded to it). Used to place a link's ``<visual>`` and
+    ``<collision>`` elements (``rbdlearn.viz.scene3d``)."""
+    check_flag(floating_base, "floating_base")
+    links, joints = _parse(xml)
+    root, children = _root_and_children(links, joints)
+    shift = 1 if floating_base else 0        # the floating root is body 1
+    frames = {root: (links[root], shift, np.eye(6))}
+    for j, _, X, body in _walk(root, children):
+        frames[j["child"]] = (links[j["child"]], body + shift,
+                              X if j["type"] == "fixed" else np.eye(6))
+    return frames
+
+
 def _build(xml, floating_base, physical):
     """The model of a URDF document, its mimic joints and the type of each joint (by name)."""
     check_flag(floating_base, "floating_base")
@@ -314,18 +351,13 @@ def _build(xml, floating_base, physical):
     parent, jts, Xtree, I = [-1], [None], [None], [_inertia(links[root], root)]
     names, body_names = ["base"], ["universe" if floating_base else root]
     welded = [[root]]                  # per body: its links (its own first, then welded ones)
-    # Depth-first walk. A stack entry is (joint, body it hangs from, ᶜX_body:
-    # the transform from that body's frame to the joint's child frame at q = 0).
-    stack = [(j, 0, j["X"]) for j in reversed(children[root])]
-    while stack:
-        j, b, X = stack.pop()
+    for j, b, X, _ in _walk(root, children):
         link = j["child"]
         Ilink = _inertia(links[link], link)
         if j["type"] == "fixed":
             with np.errstate(over="ignore"):       # an overflow is named by the check below
                 I[b] = I[b] + X.T @ Ilink @ X      # weld: ᵇI += ᶜXᵦᵀ ᶜI ᶜXᵦ
             welded[b].append(link)
-            Xlink = X                              # the link frame, seen from body b
         else:
             welded.append([link])
             parent.append(b)
@@ -334,8 +366,6 @@ def _build(xml, floating_base, physical):
             I.append(Ilink)
             names.append(j["name"])
             body_names.append(link)
-            b, Xlink = len(parent) - 1, np.eye(6)
-        stack.extend((c, b, c["X"] @ Xlink) for c in reversed(children[link]))
 
     # A body is checked as the rigid sum of its links: published URDFs give placeholder
     # inertias to links welded into a larger body (sensor frames, flanges), which are not

@@ -18,7 +18,14 @@ from ..viz.core import SMALL_IMAGE_FORMAT, small_image   # as the animations' fr
 
 __all__ = ["Picture", "Explorer", "explorer_box", "precomputed", "slider",
            "grid_values", "num", "vec", "readout", "control_layout", "picture_layout",
-           "explorer_layout", "column_layout", "live_only_note"]
+           "explorer_layout", "column_layout", "live_only_note", "static_build"]
+
+
+def static_build():
+    """True when the book's notebooks are executed for its static pages (the environment
+    variable ``RBDLEARN_STATIC_WIDGETS`` is "1", set by ``_ext/nbexec.py``): explorers,
+    exercises and 3-D scenes then show their kernel-free form."""
+    return os.environ.get("RBDLEARN_STATIC_WIDGETS") == "1"
 
 
 class Picture:
@@ -134,7 +141,7 @@ class Explorer(W.Box):
     form (see the module docstring)."""
 
     def _repr_mimebundle_(self, **kwargs):
-        if os.environ.get("RBDLEARN_STATIC_WIDGETS") == "1":
+        if static_build():
             self.static = precomputed(self)        # kept: a dropped widget closes itself
             return self.static._repr_mimebundle_(**kwargs)
         return super()._repr_mimebundle_(**kwargs)

@@ -71,13 +71,13 @@ JSON (:meth:`Exercise.to_json`, :meth:`Exercise.from_json` rebuilds an equal exe
 
 import json
 import math
-import os
 import re
 from html import escape
 
 import numpy as np
 
 from ..errors import AnswerError
+from .core import static_build
 from .grammar import parse
 
 __all__ = ["Exercise", "right", "mistake", "hint", "close", "norm_close", "between",
@@ -396,7 +396,7 @@ class Exercise:
     def check(self, answer):
         """Print the verdict on ``answer`` and return True/False (module docstring)."""
         if answer is None:
-            if os.environ.get("RBDLEARN_STATIC_WIDGETS") == "1":
+            if static_build():
                 from IPython.display import HTML, display
                 display(HTML(self.html()))
             else:
