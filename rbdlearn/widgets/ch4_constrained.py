@@ -9,6 +9,7 @@ from ..errors import RbdlearnError
 from ..joints import Revolute, Spherical
 from ..spatial import inertia_params, plux_parts
 from ..viz import draw_floor_arm
+from ..viz import scene3d as s3
 from .core import Picture, explorer_box, grid_values, num, readout, slider, vec
 
 __all__ = ["floor_arm_explorer", "floor_arm_contact", "floor_arm_readout", "floor_arm_scene",
@@ -96,15 +97,6 @@ def box_of_inertia(I):
     return size, c
 
 
-def _z_towards(d):
-    """The unit quaternion (w, x, y, z), w >= 0, turning +z onto the direction of d."""
-    d = np.asarray(d, dtype=float) / np.linalg.norm(d)
-    if d[2] < -1 + 1e-12:
-        return np.array([0.0, 1.0, 0.0, 0.0])
-    q = np.array([1.0 + d[2], -d[1], d[0], 0.0])                 # [1 + z·d, z × d]
-    return q / np.linalg.norm(q)
-
-
 def tree_shapes(model, tips=None, boxes=(), color=FIGURE, joints=False, tip_only=()):
     """The 3-D shapes of a kinematic tree's bodies, {body: [shape dicts]} for
     :meth:`rbdlearn.viz.scene3d.Scene.add_model`: each body named in ``boxes`` is the
@@ -114,8 +106,6 @@ def tree_shapes(model, tips=None, boxes=(), color=FIGURE, joints=False, tip_only
     segments' length. Massless bodies get no shape. ``joints=True`` adds a marker at
     each joint: a white sphere for a ball joint, a dark cylinder along the axis for a
     revolute joint."""
-    from ..viz import scene3d as s3
-
     tips = tips or {}
     shapes = {}
     for i in range(1, model.N + 1):
@@ -131,15 +121,17 @@ def tree_shapes(model, tips=None, boxes=(), color=FIGURE, joints=False, tip_only
             ends += [np.asarray(tips[i], dtype=float)] if i in tips else []
             total = sum(np.linalg.norm(e) for e in ends)
             radius = float(np.sqrt(m / (WATER * np.pi * total))) if total > 0 else 0.0
-            for e in ends:
-                parts.append(s3.shape("capsule", radius=radius,
-                                      length=float(np.linalg.norm(e)),
-                                      origin=[*(e / 2), *_z_towards(e)], color=color))
+            for e in ends:                 # a capsule from the joint (the origin) to e
+                origin, scale = s3.segment_poses(np.zeros((1, 3)), e[None])
+                parts.append(s3.shape("capsule", radius=radius, length=scale[0, 2],
+                                      origin=origin[0], color=color))
         if joints and isinstance(model.joints[i], Spherical):
             parts.append(s3.shape("sphere", radius=0.03, color="#ffffff"))
         elif joints and isinstance(model.joints[i], Revolute):
+            axis = np.asarray(model.joints[i].axis, dtype=float)[None]
+            origin, _ = s3.segment_poses(-axis, axis)            # centred, along the axis
             parts.append(s3.shape("cylinder", radius=0.03, length=0.08, color="#333333",
-                                  origin=[0, 0, 0, *_z_towards(model.joints[i].axis)]))
+                                  origin=origin[0]))
         if parts:
             shapes[i] = parts
     return shapes
@@ -186,8 +178,6 @@ def floor_arm_scene(tau=(0.0, -1.225), frictions=(0.0, 0.01, 0.05, 0.1, 0.3), y0
     (orange, ``friction_scale`` m/N), both from :func:`floor_arm_contact`. A plot of f_n,
     |f_t| and K f_n, and a readout per frame (:func:`floor_arm_readout`). Returns
     ``(scene, runs)``, ``runs`` a list of ``(arm, trajectory, contact)``, one per K."""
-    from ..viz import scene3d as s3
-
     runs = []
     for K in frictions:
         arm, traj = floor_arm_run(tau, K, y0, t_end, dt)

@@ -12,6 +12,7 @@ from ..closed_chains import (FOUR_BAR_JOINTS, assemble, choose_split, figure_q,
 from ..kinematics import body_pose, forward_kinematics
 from ..spatial import plux_parts
 from ..viz import draw_figure_views
+from ..viz import scene3d as s3
 from .ch4_constrained import FIGURE, box_of_inertia, tree_shapes
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
 
@@ -191,8 +192,6 @@ def swing_scene(swing, figure, phases, step=0.02):
     once it is cut, a grey sphere where the loop held the real link. A plot of N_F and
     a readout per frame: time, phase, N_F and the loop-closure error. Returns ``(scene,
     frames)``."""
-    from ..viz import scene3d as s3
-
     fr = swing_frames(phases, step)
     model = real_bodies(phases[0]["mech"])
     board, right, left = (swing.bodies[k] for k in ("board", "right rod", "left rod"))
