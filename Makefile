@@ -11,7 +11,7 @@ PYTEST := $(BIN)/python -m pytest
 JB_FLAGS := -W -n --keep-going
 
 .DEFAULT_GOAL := help
-.PHONY: help venv offline book book-force pdf test lab clean bench strip colab
+.PHONY: help venv offline viewer book book-force pdf test lab clean bench strip colab
 
 help:
 	@echo "make book   build the HTML book (prints the path of index.html)"
@@ -21,6 +21,7 @@ help:
 	@echo "make book-force  build the book re-executing every notebook and re-reading every page"
 	@echo "make bench  time rbdlearn against Pinocchio"
 	@echo "make strip  remove outputs from the notebooks before committing"
+	@echo "make viewer bundle the 3-D viewer (viewer/) into rbdlearn/viz/rbd3d.js"
 	@echo "make colab  write the Colab edition colab/ of the notebooks (after editing book/)"
 	@echo "make clean  remove _build (keeps .venv and node_modules)"
 
@@ -101,6 +102,13 @@ $(FONT_CSS): $(OFFLINE_STAMP) _ext/cjk_font.py $(BOOK_SOURCES)
 	$(PY) _ext/cjk_font.py node_modules/@fontsource/noto-sans-jp _build/static/offline/fonts book
 
 offline: $(OFFLINE_STAMP) $(FONT_CSS)
+
+# The 3-D viewer: viewer/rbd3d.js and three.js (both from package.json) bundled by esbuild
+# into one minified ES module, rbdlearn/viz/rbd3d.js, committed (package data: a notebook's
+# live 3-D view works wherever rbdlearn is installed, without npm). Run it after changing
+# viewer/ and commit the result; tests/test_web_assets.py checks that they agree.
+viewer: $(NODE_STAMP)
+	$(PY) _ext/web_assets.py --viewer rbdlearn/viz/rbd3d.js
 
 # Notebooks run once, by _ext/nbexec.py, into the cache _build/.jupyter_cache/<fingerprint>
 # that the build reads (execute_notebooks: cache); the fingerprint hashes rbdlearn/,

@@ -28,10 +28,24 @@ Each one removes an error that tests/test_browser.py sees in Chromium.
    tags are removed from every page but search.html.
 7. The exercises' page script (_ext/static/scripts/exercises.js, see
    rbdlearn/widgets/exercises.py) is added to the pages that have an exercise form.
+8. The 3-D viewer on the pages that show a 3-D scene (a ``<div class="rbd3d">`` holding
+   its scene JSON, written by rbdlearn.viz.scene3d's Scene in the book's kernel-free mode,
+   RBDLEARN_STATIC_WIDGETS=1): such a page loads the viewer's bundle as a module,
+   ``<script type="module" src="_static/offline/rbd3d/rbd3d.js">``, which mounts every
+   scene of the page when it runs. The bundle (rbdlearn/viz/rbd3d.js, `make viewer`) is
+   copied there before the first such page is written (so Sphinx stamps its URL with the
+   bundle's checksum), and once the pages are written, every mesh pack that the scenes of
+   the output's pages name is written beside it, as
+   ``_static/offline/rbd3d/meshes/<pack>.rbdm``, by ``rbdlearn.viz.scene3d.write_pack``
+   from the recipe in the scene JSON: one URL per pack for the whole book, which the
+   browser caches. A pack whose recipe has not changed since the last build is kept.
 """
 
+import json
 import posixpath
 import re
+import shutil
+from pathlib import Path
 
 MPL_FONT_AWESOME_LINK = re.compile(
     r'<link rel="stylesheet"\s+href="https://maxcdn\.bootstrapcdn\.com/font-awesome/[^"]*">\s*')
@@ -142,6 +156,70 @@ def add_exercise_script(app, pagename, templatename, context, doctree):
         app.add_js_file("scripts/exercises.js", defer="defer")
 
 
+# fix 8
+RBD3D_BUNDLE = Path(__file__).resolve().parents[1] / "rbdlearn" / "viz" / "rbd3d.js"
+RBD3D_DIR = "offline/rbd3d"           # under _static/
+RBD3D_DIV = 'class="rbd3d"'
+JSON_SCRIPT = re.compile(r'<script type="application/json"[^>]*>(.*?)</script>', re.S)
+
+
+def rbd3d_scenes(html):
+    """The 3-D scenes (parsed JSON, "rbd3d": 1) held in a page's HTML."""
+    scenes = []
+    for text in JSON_SCRIPT.findall(html):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("rbd3d") == 1:
+            scenes.append(data)
+    return scenes
+
+
+def add_rbd3d_script(app, pagename, templatename, context, doctree):
+    """Fix 8: the viewer's module on a page with a 3-D scene (its bundle copied first)."""
+    if RBD3D_DIV not in context.get("body", ""):
+        return
+    target = Path(app.builder.outdir) / "_static" / RBD3D_DIR / "rbd3d.js"
+    if not getattr(app, "rbd3d_copied", False):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(RBD3D_BUNDLE, target)
+        app.rbd3d_copied = True
+    app.add_js_file(f"{RBD3D_DIR}/rbd3d.js", type="module")
+
+
+def write_rbd3d_packs(app, exception):
+    """Fix 8, at the end: every mesh pack the output's 3-D scenes name."""
+    if exception is not None or app.builder.format != "html":
+        return
+    write_packs(Path(app.builder.outdir))
+
+
+def write_packs(outdir):
+    """The packs named by the scenes of every page in ``outdir``, written to
+    _static/offline/rbd3d/meshes/ (each kept when its recipe is the one it was made
+    from); returns {pack name: recipe}."""
+    packs = {}
+    for page in sorted(outdir.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        if RBD3D_DIV in text:
+            for scene in rbd3d_scenes(text):
+                packs.update(scene.get("packs") or {})
+    folder = outdir / "_static" / RBD3D_DIR / "meshes"
+    for name, recipe in sorted(packs.items()):
+        path = folder / f"{name}.rbdm"
+        made_from = folder / f"{name}.recipe.json"
+        recipe_text = json.dumps(recipe, sort_keys=True)
+        if path.is_file() and made_from.is_file() and \
+                made_from.read_text(encoding="utf-8") == recipe_text:
+            continue
+        from rbdlearn.viz import scene3d     # (imported only where the book has packs)
+        folder.mkdir(parents=True, exist_ok=True)
+        scene3d.write_pack(name, recipe, path)
+        made_from.write_text(recipe_text, encoding="utf-8")
+    return packs
+
+
 def add_widget_fixes(app, config):
     """The script of fix 2, for the folder of the embed.js that _config.yml names."""
     folders = [posixpath.dirname(path) for path in config.nb_ipywidgets_js
@@ -164,4 +242,6 @@ def setup(app):
     app.connect("html-page-context", drop_mpl_font_awesome_link)
     app.connect("build-finished", drop_search_scripts)
     app.connect("html-page-context", add_exercise_script)
+    app.connect("html-page-context", add_rbd3d_script)
+    app.connect("build-finished", write_rbd3d_packs)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -111,8 +111,8 @@ def test_the_text(reader, html_dir):
     - each page of _toc.yml has its title on the page its outline entry points to, and the
       entries point forward through the book;
     - no raw TeX and no traceback;
-    - under each widget and animation of the HTML, the print style's note that it moves
-      online (_ext/css/rbdlearn.css): as many notes as the pages have of them;
+    - under each widget, animation and 3-D view of the HTML, the print style's note that
+      it moves online (_ext/css/rbdlearn.css): as many notes as the pages have of them;
     - each page after the title ends with its number (the footer, extracted last)."""
     texts = [" ".join((page.extract_text() or "").split()) for page in reader.pages]
     problems = []
@@ -151,6 +151,7 @@ def test_the_text(reader, html_dir):
         page_html = (html_dir / f"{doc}.html").read_text(encoding="utf-8")
         shown += page_html.count('<div class="animation">')
         shown += page_html.count('type="application/vnd.jupyter.widget-view+json"')
+        shown += page_html.count('<div class="rbd3d"')     # a 3-D view (its still image)
     notes = sum(text.count("Interactive in the online book") for text in texts)
     if not shown or notes != shown:
         problems.append(f"{notes} notes 'Interactive in the online book' under {shown} "

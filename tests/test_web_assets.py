@@ -91,5 +91,48 @@ def test_a_dependency_the_lock_does_not_pin_is_refused(project):
 
 
 def test_the_lock_pins_every_package_of_package_json():
-    assert set(web_assets.pinned()) == set(
-        json.loads((ROOT / "package.json").read_text())["dependencies"])
+    wanted = set(json.loads((ROOT / "package.json").read_text())["dependencies"])
+    assert set(web_assets.pinned()) - {f"@esbuild/{'-'.join(web_assets.node_platform())}"} \
+        == wanted
+
+
+def test_the_build_of_a_per_platform_package_for_this_machine_is_chosen():
+    entry = {"optionalDependencies": {"@e/linux-x64": "1.0.0", "@e/darwin-arm64": "1.0.0"}}
+    locked = {"node_modules/@e/linux-x64": {"version": "1.0.0", "integrity": "sha512-L",
+                                            "os": ["linux"], "cpu": ["x64"]},
+              "node_modules/@e/darwin-arm64": {"version": "1.0.0", "integrity": "sha512-D",
+                                               "os": ["darwin"], "cpu": ["arm64"]}}
+    assert web_assets.platform_package("e", entry, locked, ("darwin", "arm64")) == {
+        "@e/darwin-arm64": ("1.0.0", "sha512-D")}
+    assert web_assets.platform_package("e", entry, locked, ("linux", "x64")) == {
+        "@e/linux-x64": ("1.0.0", "sha512-L")}
+    with pytest.raises(SystemExit, match=r"e: package-lock.json pins no build for this "
+                                         r"machine \(linux-riscv64; builds: @e/darwin-arm64"):
+        web_assets.platform_package("e", entry, locked, ("linux", "riscv64"))
+    assert web_assets.platform_package("b", {}, locked) == {}
+
+
+def test_the_lock_pins_esbuild_for_this_machine():
+    # esbuild's program comes from its package for this platform (make viewer runs it)
+    found = web_assets.pinned()
+    system, cpu = web_assets.node_platform()
+    assert found[f"@esbuild/{system}-{cpu}"][0] == found["esbuild"][0]
+
+
+@pytest.mark.book          # needs esbuild and three in node_modules/ (make offline, which
+def test_the_committed_viewer_bundle_is_a_fresh_bundle_of_viewer(tmp_path):   # make test
+    # runs before its `book` tests)
+    # rbdlearn/viz/rbd3d.js is what `make viewer` makes of viewer/rbd3d.js and the pinned
+    # three.js: a change to viewer/ without `make viewer` (or a hand edit) fails here
+    if not web_assets.esbuild().is_file() or not (ROOT / "node_modules/three").is_dir():
+        pytest.skip("node_modules lacks esbuild or three (make offline installs them)")
+    web_assets.bundle_viewer(tmp_path / "rbd3d.js")
+    fresh = (tmp_path / "rbd3d.js").read_bytes()
+    assert fresh.startswith(b"/**\n * @license\n * Copyright 2010-2026 Three.js Authors")
+    assert fresh == (ROOT / "rbdlearn/viz/rbd3d.js").read_bytes(), "run make viewer"
+
+
+def test_the_viewer_bundle_is_package_data():
+    import tomllib
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "viz/rbd3d.js" in data["tool"]["setuptools"]["package-data"]["rbdlearn"]
