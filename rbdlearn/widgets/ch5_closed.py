@@ -9,15 +9,18 @@ from .. import viz
 from ..closed_chains import (FOUR_BAR_JOINTS, assemble, choose_split, figure_q,
                              figure_skeleton, four_bar, four_bar_sweep, loop_residual,
                              reduction)
+from ..errors import RbdlearnError
+from ..joints import Free, Revolute, Spherical, zyx_angles
 from ..kinematics import body_pose, forward_kinematics
-from ..spatial import plux_parts
+from ..model import neutral_q
+from ..spatial import exp_so3, log_so3, plux_parts, quat_to_rot, rot_to_quat
 from ..viz import draw_figure_views
 from ..viz import scene3d as s3
 from .ch4_constrained import FIGURE, box_of_inertia, tree_shapes
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
 
 __all__ = ["four_bar_explorer", "bar_release_explorer", "swing_frames", "real_bodies",
-           "swing_scene"]
+           "swing_scene", "posture_path", "as_revolute_triples", "figure13_scene"]
 
 
 def four_bar_explorer(mech=None, n_sweep=121):
@@ -242,3 +245,89 @@ def swing_scene(swing, figure, phases, step=0.02):
                        f"{res:.1e}" for t, label, nf, res in
                        zip(fr["t"], fr["label"], fr["NF"], fr["residual"])])
     return scene, fr
+
+
+def posture_path(model, q1, n):
+    """``n`` configurations of a tree of free, ball and revolute joints from its neutral
+    configuration (s = 0) to ``q1`` (s = 1): every ball joint (and the free joint's
+    orientation) turned by s times the rotation vector of its turn in ``q1``
+    (``exp(s log R)``), the free joint's position and the revolute angles moved
+    linearly. Returns ``(s, Q)``, (n,) and (n, nq)."""
+    q0, q1 = neutral_q(model), np.asarray(q1, dtype=float)
+    s = np.linspace(0.0, 1.0, n)
+    Q = np.tile(q0, (n, 1))
+    for i in range(1, model.N + 1):
+        joint, sl = model.joints[i], model.q_slices[i]
+        if isinstance(joint, (Spherical, Free)):
+            quat = slice(sl.stop - 4, sl.stop)
+            w = log_so3(quat_to_rot(q1[quat]))
+            Q[:, quat] = [rot_to_quat(exp_so3(x * w)) for x in s]
+            if isinstance(joint, Free):
+                Q[:, sl.start:sl.start + 3] = np.outer(s, q1[sl.start:sl.start + 3])
+        elif isinstance(joint, Revolute):
+            Q[:, sl] = np.outer(s, q1[sl])
+        else:
+            raise RbdlearnError(f"posture_path handles free, ball and revolute joints; joint "
+                                f"{i} ({model.names[i]}) is {type(joint).__name__}")
+    return s, Q
+
+
+def as_revolute_triples(model, triples, q):
+    """The configuration of ``triples`` (the same tree with every ball joint made of
+    revolute joints about z, y, x: ``human_figure_40(spherical=False)``) that puts every
+    body of ``model`` (ball joints) where ``q`` puts it: the free joint copied, each ball
+    joint's rotation as its ZYX angles, each revolute angle copied. ``q`` (nq,) or
+    (F, nq)."""
+    q = np.asarray(q, dtype=float)
+    if q.ndim == 2:
+        return np.array([as_revolute_triples(model, triples, x) for x in q])
+    out = neutral_q(triples)
+    for i in range(1, model.N + 1):
+        joint, name, qi = model.joints[i], model.names[i], q[model.q_slices[i]]
+        if isinstance(joint, Spherical):
+            for axis, angle in zip("zyx", zyx_angles(quat_to_rot(qi))):
+                out[triples.q_slices[triples.names.index(f"{name}_{axis}")]] = angle
+        else:
+            out[triples.q_slices[triples.names.index(name)]] = qi
+    return out
+
+
+def figure13_scene(model, triples, tips, q_pose, n=21, apart=0.9):
+    """The human figure of Fig. 13 in 3-D: ``model`` (``human_figure_40()``: 12 ball
+    joints, 4 revolute, 17 links) and, ``apart`` metres to its right (−x), ``triples`` (the
+    same figure with revolute triples, 41 links), both moving from standing to the pose
+    ``q_pose`` of ``model`` in ``n`` postures (:func:`posture_path`,
+    :func:`as_revolute_triples`), feet on the ground at the start. Segments are
+    capsules as heavy as water, pelvis and chest the boxes of their inertias; white
+    spheres mark ball joints, dark cylinders revolute joints along their axes (three per
+    ball joint on the figure to the right). A readout per posture gives the largest distance between
+    a body of one figure and its twin in the other. Returns ``(scene, s, Q, Q_triples)``."""
+    s, Q = posture_path(model, q_pose, n)
+    Qt = as_revolute_triples(model, triples, Q)
+    X0 = forward_kinematics(model, Q[0])
+    lift = -min((body_pose(X0[i])[1] + body_pose(X0[i])[0] @ t)[2] for i, t in tips.items())
+    free = model.q_slices[1].start                     # the free joint: its position first
+    Q[:, free + 2] += lift
+    shift = np.array([-apart, 0.0, 0.0])
+    Qt[:, free:free + 3] = Q[:, free:free + 3] + shift
+    scene = s3.Scene("The human figure of Fig. 13", scrub=("posture s", s),
+                     camera={"position": [1.0, 3.4, 1.5], "target": [-apart / 2, 0.0, 0.85]})
+    boxes = ("pelvis", "chest")
+    scene.add_model(model, Q, tree_shapes(model, tips, boxes=boxes, joints=True),
+                    name="Fig. 13, ball joints", source={
+                        "factory": "rbdlearn.models.human_figure_40", "kwargs": {}})
+    tips_t = {triples.body_names.index(model.body_names[i]): t for i, t in tips.items()}
+    scene.add_model(triples, Qt, tree_shapes(triples, tips_t, boxes=boxes, joints=True),
+                    name="Fig. 13, revolute triples", source={
+                        "factory": "rbdlearn.models.human_figure_40",
+                        "kwargs": {"spherical": False}})
+    gap = []
+    for q, qt in zip(Q, Qt):
+        A, B = forward_kinematics(model, q), forward_kinematics(triples, qt)
+        gap.append(max(np.abs(body_pose(A[i])[1] + shift - body_pose(
+            B[triples.body_names.index(model.body_names[i])])[1]).max()
+            for i in range(1, model.N + 1)))
+    scene.set_readout([f"s = {x:.2f}   left: {model.N} links, 12 ball + 4 revolute joints;"
+                       f" right: {triples.N} links, 40 revolute joints; largest distance "
+                       f"between twin bodies {g:.0e} m" for x, g in zip(s, gap)])
+    return scene, s, Q, Qt
