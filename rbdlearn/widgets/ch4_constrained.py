@@ -213,9 +213,9 @@ def floor_arm_scene(tau=(0.0, -1.225), frictions=(0.0, 0.01, 0.05, 0.1, 0.3), y0
                                               opacity=0.45)], still([0.0, 0.55, 0.01]))
     scene.add_marker("base", [s3.shape("box", size=(0.12, 0.08, 0.04), color="#555555")],
                      still([0.0, 0.0, 0.02]))
-    for name, key, scale, colour in (("normal force n̂ f_n", "normal", force_scale, "#d62728"),
-                                     ("friction force f_t", "friction", friction_scale,
-                                      "#ff7f0e")):
+    for name, key, scale, colour in (
+            ("normal force n̂ f_n", "normal", force_scale, "#d62728"),
+            ("friction force f_t", "friction", friction_scale, "#ff7f0e")):
         drawn = [s3.arrow_poses(c["r"][rows], c[key][rows], scale) for _, _, c in runs]
         scene.add_marker(name, [s3.shape("arrow", radius=0.008, color=colour)],
                          [p for p, _ in drawn], [s for _, s in drawn])

@@ -214,8 +214,8 @@ def swing_scene(swing, figure, phases, step=0.02):
     (w, d, h), _ = box_of_inertia(model.I[1])
     shoulder = plux_parts(model.Xtree[figure.limbs["l_arm"][0]])[1][2]
     r = 0.4 * (h - shoulder)
-    shapes[1] = [s3.shape("box", size=(w, d, shoulder), origin=[0, 0, shoulder / 2, 1, 0, 0, 0],
-                          color=FIGURE),
+    shapes[1] = [s3.shape("box", size=(w, d, shoulder), color=FIGURE,
+                          origin=[0, 0, shoulder / 2, 1, 0, 0, 0]),
                  s3.shape("sphere", radius=r, origin=[0, 0, h - r, 1, 0, 0, 0], color=FIGURE)]
     for i in (right, left):
         for shape in shapes[i]:
@@ -300,8 +300,8 @@ def figure13_scene(model, triples, tips, q_pose, n=21, apart=0.9):
     :func:`as_revolute_triples`), feet on the ground at the start. Segments are
     capsules as heavy as water, pelvis and chest the boxes of their inertias; white
     spheres mark ball joints, dark cylinders revolute joints along their axes (three per
-    ball joint on the figure to the right). A readout per posture gives the largest distance between
-    a body of one figure and its twin in the other. Returns ``(scene, s, Q, Q_triples)``."""
+    ball joint on the figure to the right). A readout per posture gives the largest
+    distance between a body of one figure and its twin in the other. Returns ``(scene, s, Q, Q_triples)``."""
     s, Q = posture_path(model, q_pose, n)
     Qt = as_revolute_triples(model, triples, Q)
     X0 = forward_kinematics(model, Q[0])
