@@ -1,5 +1,8 @@
 """Explorer of Chapter 4 (§4, beyond the paper): the paper's 2-link arm sliding on the floor,
-re-simulated as its torques, friction and start move (:func:`floor_arm_explorer`)."""
+re-simulated as its torques, friction and start move (:func:`floor_arm_explorer`); the same
+arm in 3-D with the floor's normal and friction forces (:func:`floor_arm_scene`, from
+:func:`floor_arm_contact` and :func:`floor_arm_readout`). :func:`tree_shapes` and
+:func:`box_of_inertia` draw the book's own models in 3-D (chapters 4 and 5)."""
 
 import ipywidgets as W
 import numpy as np

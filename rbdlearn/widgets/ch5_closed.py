@@ -1,6 +1,10 @@
 """Explorers of Chapter 5 (closed chains): the four-bar assembled as its crank turns, with
 the conditioning of each split (§1, :func:`four_bar_explorer`), and a human figure
-letting go of a bar (§3, :func:`bar_release_explorer`)."""
+letting go of a bar (§3, :func:`bar_release_explorer`). 3-D scenes: the human figure of
+Fig. 13 with ball joints beside revolute triples (§4, :func:`figure13_scene`, from
+:func:`posture_path` and :func:`as_revolute_triples`) and the swing breaking, its cuts and
+connections shown (§5, :func:`swing_scene`, from :func:`swing_frames` and
+:func:`real_bodies`)."""
 
 import ipywidgets as W
 import numpy as np
@@ -294,14 +298,15 @@ def as_revolute_triples(model, triples, q):
 
 def figure13_scene(model, triples, tips, q_pose, n=21, apart=0.9):
     """The human figure of Fig. 13 in 3-D: ``model`` (``human_figure_40()``: 12 ball
-    joints, 4 revolute, 17 links) and, ``apart`` metres to its right (−x), ``triples`` (the
-    same figure with revolute triples, 41 links), both moving from standing to the pose
+    joints, 4 revolute, 17 links) and, ``apart`` metres to its right (−x), ``triples``
+    (the same figure with revolute triples, 41 links), both moving from standing to the pose
     ``q_pose`` of ``model`` in ``n`` postures (:func:`posture_path`,
     :func:`as_revolute_triples`), feet on the ground at the start. Segments are
     capsules as heavy as water, pelvis and chest the boxes of their inertias; white
     spheres mark ball joints, dark cylinders revolute joints along their axes (three per
     ball joint on the figure to the right). A readout per posture gives the largest
-    distance between a body of one figure and its twin in the other. Returns ``(scene, s, Q, Q_triples)``."""
+    distance between a body of one figure and its twin in the other. Returns ``(scene,
+    s, Q, Q_triples)``."""
     s, Q = posture_path(model, q_pose, n)
     Qt = as_revolute_triples(model, triples, Q)
     X0 = forward_kinematics(model, Q[0])
