@@ -200,7 +200,8 @@ def test_figure13_scene_marks_each_joint():
     q1 = rbd.neutral_q(model)
     q1[model.q_slices[model.names.index("r_elbow")]] = 1.0
     scene, s, Q, Qt = widgets.figure13_scene(model, triples, tips, q1, n=3, apart=0.9)
-    assert scene.F == 3 and len(scene.models) == 2
+    assert scene.F == 5 and len(scene.models) == 2
+    assert np.allclose(s, [0, 0.5, 1, 0.5, 0]) and np.allclose(Q[1], Q[3])
     feet = [scene.bodies.index(b) for b in scene.bodies
             if b.get("model") == 0 and b["name"].endswith("foot")]
     # standing on the ground: the lowest tip at z = 0 in the first posture

@@ -308,6 +308,7 @@ def figure13_scene(model, triples, tips, q_pose, n=21, apart=0.9):
     distance between a body of one figure and its twin in the other. Returns ``(scene,
     s, Q, Q_triples)``."""
     s, Q = posture_path(model, q_pose, n)
+    s, Q = np.r_[s, s[-2::-1]], np.vstack([Q, Q[-2::-1]])     # there and back
     Qt = as_revolute_triples(model, triples, Q)
     X0 = forward_kinematics(model, Q[0])
     lift = -min((body_pose(X0[i])[1] + body_pose(X0[i])[0] @ t)[2] for i, t in tips.items())
