@@ -200,17 +200,17 @@ def test_figure13_scene_marks_each_joint():
     q1 = rbd.neutral_q(model)
     q1[model.q_slices[model.names.index("r_elbow")]] = 1.0
     scene, s, Q, Qt = widgets.figure13_scene(model, triples, tips, q1, n=3, apart=0.9)
-    assert scene.F == 5 and len(scene.models) == 2
-    assert np.allclose(s, [0, 0.5, 1, 0.5, 0]) and np.allclose(Q[1], Q[3])
+    assert scene.F == 3 and len(scene.models) == 2 and np.allclose(s, [1, 0.5, 0])
     feet = [scene.bodies.index(b) for b in scene.bodies
             if b.get("model") == 0 and b["name"].endswith("foot")]
-    # standing on the ground: the lowest tip at z = 0 in the first posture
-    X0 = rbd.forward_kinematics(model, Q[0])
+    # the pose first, standing on the ground last: the lowest tip at z = 0
+    assert np.allclose(Q[0][7:], q1[7:]) and np.allclose(Q[-1][7:], rbd.neutral_q(model)[7:])
+    X0 = rbd.forward_kinematics(model, Q[-1])
     low = min((rbd.kinematics.body_pose(X0[i])[1]
                + rbd.kinematics.body_pose(X0[i])[0] @ t)[2] for i, t in tips.items())
     assert abs(low) < 1e-12 and len(feet) == 2
     # the twin figure 0.9 m to the side (−x), body for body
-    poses = scene.poses(2)
+    poses = scene.poses(0)
     for b, body in enumerate(scene.bodies):
         if body.get("model") == 0:
             twin = next(c for c, o in enumerate(scene.bodies)

@@ -299,18 +299,19 @@ def as_revolute_triples(model, triples, q):
 def figure13_scene(model, triples, tips, q_pose, n=21, apart=0.9):
     """The human figure of Fig. 13 in 3-D: ``model`` (``human_figure_40()``: 12 ball
     joints, 4 revolute, 17 links) and, ``apart`` metres to its right (−x), ``triples``
-    (the same figure with revolute triples, 41 links), both moving from standing to the pose
-    ``q_pose`` of ``model`` in ``n`` postures (:func:`posture_path`,
-    :func:`as_revolute_triples`), feet on the ground at the start. Segments are
+    (the same figure with revolute triples, 41 links), both moving from the pose
+    ``q_pose`` of ``model`` to standing in ``n`` postures (:func:`posture_path`,
+    :func:`as_revolute_triples`, in reverse: s from 1 to 0, which the viewer plays at ten
+    postures a second), feet on the ground when standing. Segments are
     capsules as heavy as water, pelvis and chest the boxes of their inertias; white
     spheres mark ball joints, dark cylinders revolute joints along their axes (three per
     ball joint on the figure to the right). A readout per posture gives the largest
     distance between a body of one figure and its twin in the other. Returns ``(scene,
     s, Q, Q_triples)``."""
     s, Q = posture_path(model, q_pose, n)
-    s, Q = np.r_[s, s[-2::-1]], np.vstack([Q, Q[-2::-1]])     # there and back
+    s, Q = s[::-1], Q[::-1].copy()   # from the pose to standing: the pose is the still
     Qt = as_revolute_triples(model, triples, Q)
-    X0 = forward_kinematics(model, Q[0])
+    X0 = forward_kinematics(model, Q[-1])
     lift = -min((body_pose(X0[i])[1] + body_pose(X0[i])[0] @ t)[2] for i, t in tips.items())
     free = model.q_slices[1].start                     # the free joint: its position first
     Q[:, free + 2] += lift
