@@ -1,13 +1,22 @@
 """Explorer of Chapter 4 (§4, beyond the paper): the paper's 2-link arm sliding on the floor,
-re-simulated as its torques, friction and start move (:func:`floor_arm_explorer`)."""
+re-simulated as its torques, friction and start move (:func:`floor_arm_explorer`); the same
+arm in 3-D with the floor's normal and friction forces (:func:`floor_arm_scene`, from
+:func:`floor_arm_contact` and :func:`floor_arm_readout`). :func:`tree_shapes` and
+:func:`box_of_inertia` draw the book's own models in 3-D (chapters 4 and 5)."""
 
 import ipywidgets as W
+import numpy as np
 
-from ..constrained import floor_arm_run
+from ..constrained import contact_state, floor_arm_run
+from ..errors import RbdlearnError
+from ..joints import Revolute, Spherical
+from ..spatial import inertia_params, plux_parts
 from ..viz import draw_floor_arm
+from ..viz import scene3d as s3
 from .core import Picture, explorer_box, grid_values, num, readout, slider, vec
 
-__all__ = ["floor_arm_explorer"]
+__all__ = ["floor_arm_explorer", "floor_arm_contact", "floor_arm_readout", "floor_arm_scene",
+           "box_of_inertia", "tree_shapes"]
 
 
 def floor_arm_explorer(t_end=1.2, dt=0.05):
@@ -70,3 +79,156 @@ def floor_arm_explorer(t_end=1.2, dt=0.05):
 
     return explorer_box(pic, c, html, update,
                 views={"t": grid_values(0.0, t_end, 0.1), "K": [0.0, 0.01, 0.05, 0.1, 0.3]})
+
+
+# ------------------------------------------------------------------ the 3-D scene
+# box_of_inertia and tree_shapes draw the book's own models in 3-D (chapters 4 and 5)
+
+WATER = 1000.0      # kg/m³: a segment is drawn as a cylinder of water of its mass and length
+FIGURE = "#4a78b5"  # the colour of the book's own models in 3-D
+
+
+def box_of_inertia(I):
+    """``(size, centre)`` of the uniform box with the spatial inertia ``I`` (its axes the
+    body's: the rotational inertia about the centre of mass must be diagonal)."""
+    m, c, Ic = inertia_params(np.asarray(I, dtype=float))
+    if np.abs(Ic - np.diag(np.diag(Ic))).max() > 1e-12 * np.abs(Ic).max():
+        raise RbdlearnError("box_of_inertia: the inertia about the centre of mass is not "
+                            "diagonal in the body's axes")
+    J = np.diag(Ic)
+    size = np.sqrt(np.maximum(6.0 / m * (J.sum() - 2 * J), 0.0))   # a² = 6(J_y+J_z−J_x)/m
+    return size, c
+
+
+def tree_shapes(model, tips=None, boxes=(), color=FIGURE, joints=False, tip_only=()):
+    """The 3-D shapes of a kinematic tree's bodies, {body: [shape dicts]} for
+    :meth:`rbdlearn.viz.scene3d.Scene.add_model`: each body named in ``boxes`` is the
+    uniform box of its inertia (:func:`box_of_inertia`); every other body with mass a
+    capsule from its joint to each child's joint and to its tip (``tips`` {body: point
+    in body coordinates}; the bodies in ``tip_only`` only to their tip), its rounded
+    ends on those points, as thick as a cylinder of water of the body's mass and the
+    segments' length. Massless bodies get no shape. ``joints=True`` adds a marker at
+    each joint, sized from the segment it moves (for a massless link, the next one; at
+    most 5 cm across the axis): a white sphere for a ball joint, a dark cylinder along
+    the axis for a revolute joint."""
+    tips = tips or {}
+    ends, radius = {}, {}
+    for i in range(model.N, 0, -1):                    # children first: see the radii
+        m = inertia_params(model.I[i], allow_massless=True)[0]
+        ends[i] = [plux_parts(model.Xtree[k])[1] for k in range(1, model.N + 1)
+                   if model.parent[k] == i and i not in tip_only]
+        ends[i] += [np.asarray(tips[i], dtype=float)] if i in tips else []
+        total = sum(np.linalg.norm(e) for e in ends[i])
+        if m > 0 and model.body_names[i] in boxes:
+            radius[i] = float(min(box_of_inertia(model.I[i])[0])) / 2
+        elif m > 0 and total > 0:
+            radius[i] = float(np.sqrt(m / (WATER * np.pi * total)))
+        else:                                          # the radius of a child's segment
+            radius[i] = max((radius[k] for k in range(i + 1, model.N + 1)
+                             if model.parent[k] == i), default=0.03)
+    shapes = {}
+    for i in range(1, model.N + 1):
+        m, r = inertia_params(model.I[i], allow_massless=True)[0], radius[i]
+        rj = min(r, 0.05)                              # a joint marker's size
+        parts = []
+        if model.body_names[i] in boxes:
+            size, c = box_of_inertia(model.I[i])
+            parts.append(s3.shape("box", size=tuple(size), origin=[*c, 1, 0, 0, 0],
+                                  color=color))
+        elif m > 0:
+            for e in ends[i]:              # a capsule from the joint (the origin) to e
+                origin, scale = s3.segment_poses(np.zeros((1, 3)), e[None])
+                parts.append(s3.shape("capsule", radius=r,
+                                      length=max(scale[0, 2] - 2 * r, 0.0),
+                                      origin=origin[0], color=color))
+        if joints and isinstance(model.joints[i], Spherical):
+            parts.append(s3.shape("sphere", radius=1.3 * rj, color="#ffffff"))
+        elif joints and isinstance(model.joints[i], Revolute):
+            axis = np.asarray(model.joints[i].axis, dtype=float)[None]
+            origin, _ = s3.segment_poses(-axis, axis)            # centred, along the axis
+            parts.append(s3.shape("cylinder", radius=0.8 * rj, length=3.2 * rj,
+                                  color="#333333", origin=origin[0]))
+        if parts:
+            shapes[i] = parts
+    return shapes
+
+def floor_arm_contact(arm, traj):
+    """The surface's force on the hand along a run of :func:`~rbdlearn.constrained.simulate`,
+    as the 3-D scene draws it: a dict of ``r`` (F, 3), the contact point (the hand);
+    ``normal`` (F, 3), the normal force n̂ f_n; ``friction`` (F, 3), the friction force
+    f_t of the run; ``f_n`` (F,); ``sliding`` (F,), whether the hand slides (the
+    solver's sliding direction t̂ is defined: the paper's law gives friction only
+    then). Everything is the solver's output except n̂ and t̂, which come from
+    :func:`~rbdlearn.constrained.contact_state` at each saved state."""
+    states = [contact_state(arm, q, qd) for q, qd in zip(traj.q, traj.qd)]
+    n_hat = np.array([c.n_hat for c in states])
+    sliding = np.array([bool(np.any(c.t_hat != 0)) for c in states])
+    return {"r": np.array(traj.r), "normal": n_hat * traj.f_n[:, None],
+            "friction": np.array(traj.f_t), "f_n": np.array(traj.f_n), "sliding": sliding}
+
+
+def floor_arm_readout(contact, K, t):
+    """One line per frame for the scene: t, f_n, |f_t|, K f_n and whether the hand
+    slides (the paper's law has no static friction: at rest f_t = 0)."""
+    lines = []
+    for k, time in enumerate(t):
+        f_t = float(np.linalg.norm(contact["friction"][k]))
+        state = "sliding: |f_t| = K f_n" if contact["sliding"][k] else \
+            "at rest: no friction (no static friction in the law)"
+        lines.append(f"t = {time:.2f} s   f_n = {contact['f_n'][k]:.3f} N   "
+                     f"|f_t| = {f_t:.4f} N   K·f_n = {K * contact['f_n'][k]:.4f} N   "
+                     f"{state}")
+    return lines
+
+
+def floor_arm_scene(tau=(0.0, -1.225), frictions=(0.0, 0.01, 0.05, 0.1, 0.3), y0=0.966,
+                    t_end=3.0, dt=0.01, every=3, index=1, force_scale=0.03,
+                    friction_scale=0.1):
+    """The paper's 2-link arm sliding on the floor, in 3-D (Chapter 4): one run of
+    :func:`~rbdlearn.constrained.floor_arm_run` (torques ``tau``, hand at ``y0``, ``t_end``
+    s at ``dt``) per friction coefficient K in ``frictions``, a slider over them (the
+    run at ``index`` shown first), every ``every``-th saved state a frame. The links are
+    capsules from the model's link lengths (:func:`tree_shapes`), the floor z = 0 a thin
+    translucent slab above the arm (the arm hangs below it, its hand on the plane), and at
+    the hand the normal force n̂ f_n (red, ``force_scale`` m/N) and the friction f_t
+    (orange, ``friction_scale`` m/N), both from :func:`floor_arm_contact`. A plot of f_n,
+    |f_t| and K f_n, and a readout per frame (:func:`floor_arm_readout`). Returns
+    ``(scene, runs)``, ``runs`` a list of ``(arm, trajectory, contact)``, one per K."""
+    runs = []
+    for K in frictions:
+        arm, traj = floor_arm_run(tau, K, y0, t_end, dt)
+        runs.append((arm, traj, floor_arm_contact(arm, traj)))
+    rows = slice(None, None, every)
+    arm, traj, _ = runs[0]
+    t = traj.t[rows]
+    F = len(t)
+    scene = s3.Scene("The paper's arm sliding on the floor", scrub=("t (s)", t),
+                     camera={"position": [1.25, 1.5, 0.45], "target": [0.0, 0.45, -0.15]})
+    scene.set_param("friction K", list(frictions), index=index)
+    shapes = tree_shapes(arm.model, tips={arm.body: arm.point}, joints=True)
+    scene.add_model(arm.model, [tr.q[rows] for _, tr, _ in runs], shapes, name="2-link arm",
+                    source=None)
+
+    def still(p):                           # the same pose in every frame of every run
+        return [np.tile(np.r_[p, 1.0, 0.0, 0.0, 0.0], (F, 1))] * len(runs)
+
+    scene.add_marker("floor z = 0", [s3.shape("box", size=(0.5, 1.6, 0.02), color="#b9b2a3",
+                                              opacity=0.45)], still([0.0, 0.55, 0.01]))
+    scene.add_marker("base", [s3.shape("box", size=(0.12, 0.08, 0.04), color="#555555")],
+                     still([0.0, 0.0, 0.02]))
+    for name, key, scale, colour in (
+            ("normal force n̂ f_n", "normal", force_scale, "#d62728"),
+            ("friction force f_t", "friction", friction_scale, "#ff7f0e")):
+        drawn = [s3.arrow_poses(c["r"][rows], c[key][rows], scale) for _, _, c in runs]
+        scene.add_marker(name, [s3.shape("arrow", radius=0.008, color=colour)],
+                         [p for p, _ in drawn], [s for _, s in drawn])
+    scene.add_marker("contact point", [s3.shape("sphere", radius=0.015, color="#222222")],
+                     [np.column_stack([c["r"][rows], np.tile([1.0, 0, 0, 0], (F, 1))])
+                      for _, _, c in runs])
+    scene.add_plot("normal force (N)", {"f_n": [c["f_n"][rows] for _, _, c in runs]})
+    scene.add_plot("friction (N)",
+                   {"|f_t|": [np.linalg.norm(c["friction"][rows], axis=1) for _, _, c in runs],
+                    "K·f_n": [K * c["f_n"][rows] for K, (_, _, c) in zip(frictions, runs)]})
+    scene.set_readout([floor_arm_readout(c, K, tr.t)[rows]
+                       for K, (_, tr, c) in zip(frictions, runs)])
+    return scene, runs
