@@ -51,7 +51,10 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync",
                  "--host-resolver-rules=MAP * ~NOTFOUND, "
-                 + ", ".join(f"EXCLUDE {h}" for h in sorted(LOCAL_HOSTS))]
+                 + ", ".join(f"EXCLUDE {h}" for h in sorted(LOCAL_HOSTS)),
+                 # WebGL in software (the 3-D views, tests/test_view3d_browser.py): without
+                 # a GPU the headless shell draws WebGL with SwiftShader only when told to
+                 "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 # Waits, not measurements: a page is checked once it has loaded and MathJax has typeset
 # it (ch3 §1, 416 formulas: about 0.5 s idle, a few seconds on a loaded machine, and 20-35

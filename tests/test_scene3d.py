@@ -18,7 +18,8 @@ from rbdlearn import spatial, urdf
 from rbdlearn.errors import SceneError
 from rbdlearn.viz import meshpack, poses3d
 from rbdlearn.viz import scene3d as s3
-from test_view3d_browser import browser3d, browser_test, check_views, watched3d  # noqa: F401
+from test_view3d_browser import browser, browser_test, check_views, live_file, \
+    watched3d  # noqa: F401
 
 UR5 = "ur_description/urdf/ur5_robot.urdf"
 PANDA = "panda_description/urdf/panda.urdf"
@@ -432,16 +433,6 @@ def test_the_still_image_draws_the_robot():
 # the live form in Chromium: the notebook output as _repr_html_ writes it, viewer inline
 
 
-def _live_file(folder, scenes):
-    """A bare HTML file holding the live outputs of ``scenes`` (one module, imported once)."""
-    path = folder / "live.html"
-    path.write_text("<!doctype html><html><head><meta charset='utf-8'></head><body>"
-                    "<article style='max-width: 760px; margin: auto'>"
-                    + "".join(s._repr_html_() for s in scenes) + "</article></body></html>",
-                    encoding="utf-8")
-    return path
-
-
 @browser_test
 def test_live_output_shows_the_scene_in_chromium(tmp_path, monkeypatch, watched3d):
     """Two live outputs on one page (the bundle imported once), the chapter 1 scene with
@@ -449,7 +440,8 @@ def test_live_output_shows_the_scene_in_chromium(tmp_path, monkeypatch, watched3
     from rbdlearn import widgets
     monkeypatch.delenv("RBDLEARN_STATIC_WIDGETS", raising=False)
     scenes = [widgets.ur5_trajectory_scene(frames=9), _ur5_scene(F=4)[0]]
-    watched3d.page.goto(_live_file(tmp_path, scenes).as_uri(), wait_until="load")
+    page = live_file(tmp_path, "".join(s._repr_html_() for s in scenes))
+    watched3d.page.goto(page.as_uri(), wait_until="load")
     problems = check_views(watched3d.page, "scene3d-live")
     assert watched3d.page.evaluate(
         "() => [...document.querySelectorAll('div.rbd3d')].every(v => v.rbd3d)")
