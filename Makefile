@@ -178,9 +178,12 @@ FP2_LOG := _build/test-fp2.log
 BUILD_LOG := _build/test-build.log
 STEP1_DONE := _build/.tests-done
 # The FP2 and browser runs collect only the test files that hold such tests (collecting
-# every file costs each pytest process some 5 s of CPU).
+# every file costs each pytest process some 5 s of CPU); a browser test is marked
+# pytest.mark.book directly or through test_browser.BROWSER_MARKS (or browser_test, which
+# applies them).
 FP2_TESTS := $(shell grep -l fp_sensitive tests/test_*.py)
-BOOK_TESTS := $(filter-out tests/test_book_build.py,$(shell grep -l "mark\.book" tests/test_*.py))
+BOOK_TESTS := $(filter-out tests/test_book_build.py,\
+    $(shell grep -lE "mark\.book|BROWSER_MARKS|browser_test" tests/test_*.py))
 test:
 	@t0=$$(date +%s); \
 	$(MAKE) --no-print-directory venv || exit 1; \

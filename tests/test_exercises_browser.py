@@ -26,7 +26,7 @@ from test_browser import (BROWSER_MARKS, PAGES, SCREENSHOTS, browser,  # noqa: F
                           context, page_url, site, wait_until_typeset, watched)
 from test_notebooks_clean import ROOT
 
-pytestmark = BROWSER_MARKS   # pytest.mark.book and .browser (the Makefile greps mark.book)
+pytestmark = BROWSER_MARKS   # pytest.mark.book and .browser
 
 # The chapters whose exercises use rbdlearn.widgets.exercises (issue 28): every exercise
 # there must have a form: now every chapter, so the whole book's 44.

@@ -45,7 +45,7 @@ EXPECTED_PAGES = ("book/ch1_spatial/03_rnea", "book/ch2_aba/03_algorithm",
 
 
 def browser_test(f):
-    """BROWSER_MARKS (pytest.mark.book and .browser: the Makefile greps mark.book)."""
+    """BROWSER_MARKS (pytest.mark.book and .browser) on a test."""
     for mark in BROWSER_MARKS:
         f = mark(f)
     return f

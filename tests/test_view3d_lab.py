@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 
 import view3d_scenes as v3
-from test_browser import BROWSER_MARKS, CHROMIUM, LOCAL_HOSTS
+from test_browser import BROWSER_MARKS, CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS
 from test_notebooks_clean import ROOT
-from test_view3d_browser import SHOTS, VIEW3D_ARGS, pose_problems
+from test_view3d_browser import SHOTS, pose_problems
 
 pytestmark = BROWSER_MARKS
 
@@ -123,7 +123,7 @@ def test_scenes_live_in_jupyterlab(lab):
     base, token = lab
     problems = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=VIEW3D_ARGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.set_default_timeout(TIMEOUT_MS)
         page.on("console", lambda m: m.type == "error" and "rbd3d" in m.text
