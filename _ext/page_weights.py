@@ -23,7 +23,7 @@ DOC = ROOT / "DEVELOPING.md"
 START, END = "<!-- page-weights: made by _ext/page_weights.py -->", "<!-- /page-weights -->"
 TOLERANCE_MB = 0.05
 # (interactive, name, budget in MB: the book guide's, which the weight test applies)
-KINDS = [(False, "text", 1.5), (True, "with an explorer or animation", 3.0)]
+KINDS = [(False, "text", 1.5), (True, "with an explorer, animation or 3-D view", 3.0)]
 
 
 def latest(path=WEIGHTS):

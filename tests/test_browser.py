@@ -41,6 +41,7 @@ from test_page_weights import documented_ranges, page_weights
 
 sys.path.insert(0, str(ROOT / "_ext"))
 import pdf as book_pdf  # noqa: E402  (_ext/pdf.py: its Site serves the built book)
+import rbdlearn_html  # noqa: E402  (RBD3D_DIV: a 3-D view in a built page)
 
 CHROMIUM = book_pdf.CHROMIUM
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -650,7 +651,8 @@ def test_page_weight_within_budget(site, browser, entry):
     (tests/test_page_weights.py; _ext/page_weights.py --write makes them again)."""
     import json
 
-    interactive = entry in WIDGET_PAGES or expected_animations(entry) > 0
+    interactive = entry in WIDGET_PAGES or expected_animations(entry) > 0 or \
+        rbdlearn_html.RBD3D_DIV in (book_html() / f"{entry}.html").read_text(encoding="utf-8")
     cold = browser.new_context(viewport={"width": 1280, "height": 800})
     cold.set_default_timeout(TIMEOUT_MS)
     try:

@@ -36,7 +36,7 @@ def test_the_table_gives_each_kind_its_range_median_heaviest_page_and_next_page(
     text = page_weights.table(weights).splitlines()
     assert len(text) == 4
     assert text[2] == "| text | 3 | 0.70–1.31 | 0.90 | `t2` | 0.01–0.40 | 1.5 |"
-    assert text[3] == ("| with an explorer or animation | 2 | 1.20–2.40 | 1.80 | `w1` "
+    assert text[3] == ("| with an explorer, animation or 3-D view | 2 | 1.20–2.40 | 1.80 | `w1` "
                        "| 0.02–0.13 | 3.0 |")
 
 

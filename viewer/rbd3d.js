@@ -25,8 +25,8 @@ const STYLE = `
 .rbd3d canvas.rbd3d-canvas:focus-visible { outline: 2px solid #1f77b4; }
 .rbd3d .rbd3d-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 0.3rem 0.6rem;
   font-size: 0.85rem; }
-.rbd3d .rbd3d-controls label { display: flex; align-items: center; gap: 0.3rem;
-  flex: 1 1 12rem; min-width: 0; white-space: nowrap; }
+.rbd3d .rbd3d-controls label { display: flex; flex-wrap: wrap; align-items: center;
+  gap: 0.3rem; flex: 1 1 12rem; min-width: 0; white-space: nowrap; }
 .rbd3d .rbd3d-controls input[type=range] { flex: 1 1 auto; min-width: 4rem; }
 .rbd3d .rbd3d-controls output { min-width: 4.5em; font-variant-numeric: tabular-nums; }
 .rbd3d .rbd3d-readout { font-size: 0.85rem; font-family: monospace; white-space: pre-wrap;
