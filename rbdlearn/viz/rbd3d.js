@@ -4240,7 +4240,9 @@ void main() {
   font-size: 0.85rem; }
 .rbd3d .rbd3d-controls label { display: flex; flex-wrap: wrap; align-items: center;
   gap: 0.3rem; flex: 1 1 12rem; min-width: 0; white-space: nowrap; }
-.rbd3d .rbd3d-controls input[type=range] { flex: 1 1 auto; min-width: 4rem; }
+/* a slider's basis is its least width, so its label, slider and value wrap onto two lines
+   only in a column too narrow for the three; otherwise the slider takes the room left */
+.rbd3d .rbd3d-controls input[type=range] { flex: 1 1 4rem; min-width: 4rem; }
 .rbd3d .rbd3d-controls output { min-width: 4.5em; font-variant-numeric: tabular-nums; }
 .rbd3d .rbd3d-readout { font-size: 0.85rem; font-family: monospace; white-space: pre-wrap;
   overflow-wrap: anywhere; }
