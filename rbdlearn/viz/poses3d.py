@@ -9,6 +9,7 @@ import base64
 import numpy as np
 
 from ..errors import SceneError
+from ..spatial import rot_to_quat
 
 __all__ = ["arrow_poses", "segment_poses", "ellipsoid_poses", "rot_to_quats",
            "pose_of", "check_array", "check_poses", "b64"]
@@ -51,28 +52,10 @@ def check_poses(x, what, frames=None):
 
 def rot_to_quats(R):
     """Unit quaternions (w, x, y, z), w >= 0, of rotation matrices (..., 3, 3): the
-    largest of the four squared components is taken from the diagonal, the others from
-    the off-diagonal sums and differences (numerically safe for every rotation)."""
+    book's :func:`rbdlearn.spatial.rot_to_quat`, one matrix at a time."""
     R = np.asarray(R, dtype=float)
-    t = np.trace(R, axis1=-2, axis2=-1)
-    d = np.stack([t, R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]], axis=-1)
-    # 4 w² = 1 + t, 4 x² = 1 + 2 R00 − t, …
-    sq = np.stack([1 + t, 1 + 2 * d[..., 1] - t, 1 + 2 * d[..., 2] - t,
-                   1 + 2 * d[..., 3] - t], axis=-1)
-    k = np.argmax(sq, axis=-1)
-    big = np.sqrt(np.maximum(np.take_along_axis(sq, k[..., None], -1)[..., 0], 1e-300))
-    a, b, c = (R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0],
-               R[..., 1, 0] - R[..., 0, 1])
-    s, u, v = (R[..., 1, 0] + R[..., 0, 1], R[..., 0, 2] + R[..., 2, 0],
-               R[..., 2, 1] + R[..., 1, 2])
-    cand = np.stack([
-        np.stack([big * big, a, b, c], -1),          # k = 0: w largest; each row × 4w
-        np.stack([a, big * big, s, u], -1),          # k = 1: × 4x
-        np.stack([b, s, big * big, v], -1),          # k = 2: × 4y
-        np.stack([c, u, v, big * big], -1)], -2)     # k = 3: × 4z
-    q = np.take_along_axis(cand, k[..., None, None], -2)[..., 0, :] / (2 * big[..., None])
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.where(q[..., :1] < 0, -q, q)
+    q = [rot_to_quat(r) for r in R.reshape(-1, 3, 3)]
+    return np.array(q, dtype=float).reshape(R.shape[:-2] + (4,))
 
 
 def pose_of(R, p):

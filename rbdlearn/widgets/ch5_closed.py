@@ -20,7 +20,7 @@ from ..model import neutral_q
 from ..spatial import exp_so3, log_so3, plux_parts, quat_to_rot, rot_to_quat
 from ..viz import draw_figure_views
 from ..viz import scene3d as s3
-from .ch4_constrained import FIGURE, box_of_inertia, tree_shapes
+from ..viz.shapes3d import FIGURE, box_of_inertia, tree_shapes
 from .core import Picture, control_layout, explorer_box, grid_values, readout, slider, vec
 
 __all__ = ["four_bar_explorer", "bar_release_explorer", "swing_frames", "real_bodies",
@@ -193,7 +193,7 @@ def swing_scene(swing, figure, phases, step=0.02):
     """The swing of §5.2 in 3-D along the chapter's run ``phases`` (as for
     :func:`swing_frames`, which gives the frames, every ``step`` s): the figure and the
     rods as capsules, the trunk and the board as the uniform boxes of their inertias
-    (:func:`~rbdlearn.widgets.tree_shapes`); each loop's cut joint as an orange sphere and
+    (:func:`~rbdlearn.viz.shapes3d.tree_shapes`); each loop's cut joint as an orange sphere and
     its connection to the real link as a green segment (from the cut joint to the real
     link's origin: a rod's pivot, a hip, the board's centre) while the loop is closed;
     once it is cut, a grey sphere where the loop held the real link. A plot of N_F and
